@@ -1,0 +1,290 @@
+"""The one evaluator: candidate source in, ``Verdict`` out.
+
+Every consumer — ``hawkeye check``, the Gymnasium env, the evals, the training reward — calls
+``Evaluator.evaluate`` (or the module-level ``evaluate``). The flow:
+
+1. trusted parent: empty/prose/syntax checks and static rules (``static_checks.py``);
+2. a fresh worker process (``sandbox.py``) imports the candidate and returns raw observations
+   (``worker.py``): outputs, float64 references, guard findings, raw times;
+3. trusted parent: compares outputs in float64 (``correctness.py``), checks determinism, timed
+   outputs, roofline floors and clocks, then scores the verdict with ``reward.v1``;
+4. the verdict is stored (``store.py``) under task, source hash, device, versions and config, so
+   a repeated candidate is answered from the store.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import platform
+import secrets
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from hawkeye_env.judge import correctness, roofline, sandbox, static_checks
+from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.store import ResultStore, source_hash
+from hawkeye_env.judge.verdict import Stage, Verdict, Violation
+from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.tasks.spec import TaskSpec
+from reward import REWARD_VERSION, reward
+
+# A median host wall time more than 2x the device-event median plus 50 us of synchronisation
+# overhead means work ran outside the timed stream (REWARD_HACKS #3).
+TIMING_ESCAPE_RATIO = 2.0
+TIMING_ESCAPE_SLACK_MS = 0.05
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Knobs of one evaluation; all of them are part of the store key.
+
+    Attributes:
+        timeout_s: hard wall-clock limit for the worker (interpreter runs are slow on CPU).
+        memory_limit_gb: host memory cap of the worker; exceeding it is a failed candidate.
+        iters: timed iterations per measurement on CUDA.
+        retries: extra timing attempts while the coefficient of variation exceeds 0.05.
+        baselines: baselines the candidate's speedup is reported against.
+        static_checks: run the static rules (off only to test the worker's own defences).
+        seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
+    """
+
+    timeout_s: float = 300.0
+    memory_limit_gb: float = 8.0
+    iters: int = 50
+    retries: int = 2
+    baselines: tuple[str, ...] = ("eager", "compile")
+    static_checks: bool = True
+    seed: int | None = None
+
+    def key(self) -> dict:
+        d = asdict(self)
+        d.pop("seed")
+        return d
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu, cuda or auto, not {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device cuda requested but torch sees no CUDA GPU")
+    return device
+
+
+def software_versions(device: str) -> dict[str, str]:
+    """Versions that change timings or numerics, used in store keys and reported in verdicts."""
+    versions = {"python": platform.python_version(), "torch": torch.__version__}
+    try:
+        versions["triton"] = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        versions["triton"] = "missing"
+    versions["reward"] = REWARD_VERSION
+    if device == "cuda":
+        versions["gpu"] = torch.cuda.get_device_name()
+        versions["cuda"] = str(torch.version.cuda)
+    else:
+        versions["gpu"] = "cpu-interpreter"
+    return versions
+
+
+def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
+    """Correctness trials: every CPU shape x distribution on CPU; on CUDA, each odd CPU shape once
+    and the first GPU shape with every distribution. Orders alternate, candidate first; the last
+    trial re-runs the candidate on the same inputs (determinism)."""
+    pairs: list[tuple[dict, str]] = []
+    if device == "cpu":
+        pairs = [(dict(s), d) for s in spec.cpu_shapes for d in spec.distributions]
+    else:
+        dists = spec.distributions
+        pairs = [(dict(s), dists[i % len(dists)]) for i, s in enumerate(spec.cpu_shapes)]
+        pairs += [(dict(spec.gpu_shapes[0]), d) for d in dists]
+    trials = [
+        {"shape": s, "distribution": d, "seed": seed + 7919 * i,
+         "order": "candidate_first" if i % 2 == 0 else "reference_first"}
+        for i, (s, d) in enumerate(pairs)
+    ]
+    trials[-1]["rerun"] = True
+    return trials
+
+
+class Evaluator:
+    """Judges candidates; one instance can serve many calls and shares one results store."""
+
+    def __init__(self, store: ResultStore | None = None, config: EvalConfig | None = None):
+        self.store = store if store is not None else ResultStore()
+        self.config = config or EvalConfig()
+
+    def evaluate(self, task_id: str, source: str, device: str = "auto", use_cache: bool = True) -> Verdict:
+        """Judge ``source`` on ``task_id``; never raises for anything the candidate does."""
+        start = time.monotonic()
+        spec = get_task(task_id)
+        device = resolve_device(device)
+        versions = software_versions(device)
+        digest = source_hash(source)
+        key = (task_id, digest, device, versions, self.config.key())
+        if use_cache:
+            hit = self.store.get_verdict(*key)
+            if hit is not None:
+                verdict = Verdict.from_dict(hit)
+                verdict.cached = True
+                return verdict
+        verdict = Verdict(task=task_id, device=device, stage=Stage.CORRECT, source_hash=digest, versions=versions)
+        self._judge(spec, source, device, verdict)
+        verdict.reward = reward(verdict)
+        verdict.reward_version = REWARD_VERSION
+        verdict.wall_s = time.monotonic() - start
+        verdict.feedback = render_feedback(verdict)
+        self.store.put_verdict(*key, verdict.to_dict())
+        return verdict
+
+    def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict) -> None:
+        if not self._static(source, v):
+            return
+        v.compiled = True
+        seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
+        job = {
+            "task": spec.id, "source": source, "device": device,
+            "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
+            "trials": plan_trials(spec, device, seed), "timing": None,
+        }
+        shape = dict(spec.gpu_shapes[0])
+        cached_baselines = {}
+        if device == "cuda":
+            cached_baselines = self.store.get_baselines(spec.id, shape, device, v.versions)
+            job["timing"] = {
+                "seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries,
+                "baselines": [b for b in self.config.baselines if b not in cached_baselines],
+            }
+        outcome = sandbox.run_in_worker(job, self.config.timeout_s, int(self.config.memory_limit_gb * 2**30))
+        if outcome.reply is None:
+            v.stage, v.error = Stage.RUNTIME_ERROR, f"{outcome.failure}: {outcome.detail}"
+            return
+        reply = outcome.reply
+        v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
+        if reply["stage"] != "ok":
+            v.stage, v.error = Stage(reply["stage"]), reply.get("error", "")
+            v.compiled = v.stage not in (Stage.COMPILE_ERROR, Stage.NO_SOURCE)
+            if v.violations:
+                v.stage = Stage.REJECTED
+            return
+        if v.violations:
+            v.stage = Stage.REJECTED
+            return
+        if not self._check_trials(spec, job["trials"], reply["trials"], v):
+            return
+        v.correct, v.stage = True, Stage.CORRECT
+        if reply.get("timing"):
+            self._check_timing(spec, shape, device, reply["timing"], cached_baselines, v)
+
+    def _static(self, source: str, v: Verdict) -> bool:
+        if not source.strip():
+            v.stage, v.error = Stage.NO_SOURCE, "empty candidate: no source code was given"
+            return False
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            v.stage = Stage.COMPILE_ERROR
+            v.error = f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})"
+            return False
+        if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in ast.walk(tree)):
+            v.stage, v.error = Stage.NO_SOURCE, "the source defines no class ModelNew"
+            return False
+        if self.config.static_checks:
+            findings = static_checks.check_source(source)
+            if findings:
+                v.violations = [Violation(f.code, f"line {f.line}: {f.message}") for f in findings]
+                v.stage = Stage.REJECTED
+                return False
+        return True
+
+    def _check_trials(self, spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict) -> bool:
+        for t, row in zip(plan, rows):
+            summary = {k: t[k] for k in ("shape", "distribution", "order")}
+            outs, refs, dtypes = row["outputs"], row["reference"], row["expected_dtypes"]
+            if len(outs) != len(refs):
+                v.trials.append({**summary, "ok": False, "reason": f"{len(outs)} outputs, expected {len(refs)}"})
+                v.stage = Stage.INCORRECT
+                return False
+            checks = [
+                correctness.compare(o, r, getattr(torch, d), spec.tolerance(d))
+                for o, r, d in zip(outs, refs, dtypes)
+            ]
+            bad = next((c for c in checks if not c["ok"]), None)
+            v.trials.append({
+                **summary, "ok": bad is None, "reason": bad["reason"] if bad else "",
+                "max_err_ratio": max(c["max_err_ratio"] for c in checks),
+                "rel_l2": max(c["rel_l2"] for c in checks),
+            })
+            if bad is not None:
+                v.stage = Stage.INCORRECT
+                return False
+            if "rerun" in row:
+                again = [
+                    correctness.compare(o, r, getattr(torch, d), spec.tolerance(d))
+                    for o, r, d in zip(row["rerun"], refs, dtypes)
+                ]
+                if not all(c["ok"] for c in again):
+                    v.violations.append(Violation(
+                        "nondeterministic",
+                        f"a second run on the same inputs failed: {next(c for c in again if not c['ok'])['reason']}",
+                    ))
+                    v.stage = Stage.REJECTED
+                    return False
+        return True
+
+    def _check_timing(self, spec, shape, device, timing: dict, cached: dict, v: Verdict) -> None:
+        cand = timing["candidate"]
+        for i, kept in enumerate(cand.get("kept", [])):
+            dtypes = [correctness.dtype_name(o.dtype) for o in kept["outputs"]]
+            for o, r, d in zip(kept["outputs"], kept["reference"], dtypes):
+                c = correctness.compare(o, r, o.dtype, spec.tolerance(d))
+                if not c["ok"]:
+                    v.violations.append(Violation(
+                        "stale_timed_output", f"timed iteration output {i} does not match its inputs: {c['reason']}",
+                    ))
+        baselines = {name: {"median_ms": t["median_ms"]} for name, t in cached.items()}
+        for name, t in timing.items():
+            if name == "candidate":
+                continue
+            baselines[name] = {"median_ms": t["median_ms"]}
+            detail = {k: t[k] for k in ("iqr_ms", "cv", "attempts", "wall_median_ms")}
+            self.store.put_baseline(spec.id, shape, device, v.versions, name, t["median_ms"], detail)
+        median = cand["median_ms"]
+        v.timing = {k: cand[k] for k in ("median_ms", "iqr_ms", "cv", "attempts", "wall_median_ms")}
+        v.times_ms = {"candidate": median, **{n: b["median_ms"] for n, b in baselines.items()}}
+        floor = roofline.floor_ms(
+            spec.flops(**shape), spec.bytes_moved(**shape), spec.dtypes[0], v.versions.get("gpu", "")
+        )
+        v.timing["roofline_floor_ms"] = floor
+        if median < floor:
+            v.violations.append(Violation(
+                "impossible_time", f"{median:.4f} ms is below the roofline floor {floor:.4f} ms",
+            ))
+        if cand["wall_median_ms"] > TIMING_ESCAPE_RATIO * median + TIMING_ESCAPE_SLACK_MS:
+            v.violations.append(Violation(
+                "timing_escape",
+                f"host wall clock {cand['wall_median_ms']:.4f} ms vs device events {median:.4f} ms",
+            ))
+        if v.violations:
+            v.stage, v.correct = Stage.REJECTED, False
+            return
+        v.timed = True
+        v.speedup = {n: b["median_ms"] / median for n, b in baselines.items() if median > 0}
+
+
+_DEFAULT: Evaluator | None = None
+
+
+def evaluate(task_id: str, source: str, device: str = "auto", use_cache: bool = True) -> Verdict:
+    """Judge ``source`` on ``task_id`` with a process-wide default ``Evaluator``."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Evaluator()
+    return _DEFAULT.evaluate(task_id, source, device, use_cache)
+
+
+__all__ = ["EvalConfig", "Evaluator", "evaluate"]

@@ -1,0 +1,43 @@
+"""The text an agent reads after a verdict: what failed, by how much, and what to try next."""
+
+from __future__ import annotations
+
+from hawkeye_env.judge.verdict import VIOLATION_CODES, Stage, Verdict
+
+_HEADLINES = {
+    Stage.REJECTED: "REJECTED: the candidate broke a rule of the judge.",
+    Stage.NO_SOURCE: "NO SOURCE: no candidate module was found.",
+    Stage.COMPILE_ERROR: "COMPILE ERROR: the module or ModelNew(...) failed to build.",
+    Stage.RUNTIME_ERROR: "RUNTIME ERROR: the forward raised, crashed, hung or ran out of memory.",
+    Stage.INCORRECT: "INCORRECT: an output does not match the reference.",
+    Stage.CORRECT: "CORRECT.",
+}
+
+
+def render_feedback(v: Verdict) -> str:
+    """Plain-text feedback for ``v``; stable enough for prompts, short enough for a turn."""
+    lines = [f"[{v.task} on {v.device}] {_HEADLINES[v.stage]}"]
+    for viol in v.violations:
+        lines.append(f"- violation {viol.code}: {viol.message} ({VIOLATION_CODES[viol.code]})")
+    if v.error:
+        lines.append(v.error)
+    failed = [t for t in v.trials if not t.get("ok", True)]
+    if failed:
+        t = failed[0]
+        lines.append(
+            f"Failed at shape {t['shape']} with {t['distribution']} inputs ({t['order']}): {t['reason']}"
+        )
+    passed = sum(1 for t in v.trials if t.get("ok"))
+    if v.trials:
+        lines.append(f"{passed}/{len(v.trials)} correctness trials passed.")
+    if v.timed:
+        cand = v.times_ms["candidate"]
+        parts = ", ".join(f"{n} {v.times_ms[n]:.4f} ms ({s:.2f}x)" for n, s in sorted(v.speedup.items()))
+        lines.append(f"Candidate {cand:.4f} ms (CV {v.timing.get('cv', 0):.3f}); baselines: {parts}.")
+        floor = v.timing.get("roofline_floor_ms")
+        if floor:
+            lines.append(f"Roofline floor {floor:.4f} ms: the candidate runs at {floor / cand:.0%} of it.")
+    elif v.correct:
+        lines.append("Untimed: timing, speedups and unit profiling metrics need a CUDA GPU.")
+    lines.append(f"Reward {v.reward:.3f} ({v.reward_version}).")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Run-time guards installed in the worker before any candidate code is imported.
+
+- ``OpRecorder``: a ``TorchDispatchMode`` that records every aten op the candidate's forward
+  dispatches, so torch fallbacks (REWARD_HACKS #8) show up whatever spelling reached them.
+- ``LaunchCounter``: wraps Triton's launch entry points (``JITFunction.run`` on GPU,
+  ``InterpretedFunction.run`` under the interpreter) and counts launches by kernel module, so
+  decoy kernels that are never launched are caught (#9). Under the interpreter a launch itself
+  dispatches a few bookkeeping ops (``set_``, ``copy_``, ``new_empty``); those are accepted only
+  inside a launch and only on CPU.
+- ``JudgeSnapshot``: identities of the timer and checker functions taken before the candidate
+  is imported and compared after it ran (#6).
+- ``thread_count``: OS-level threads of this process (#4).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+INTERPRETER_LAUNCH_OPS = frozenset({"set_", "copy_", "new_empty", "empty"})
+
+
+class OpRecorder(TorchDispatchMode):
+    """Counts aten ops by overload-packet name while active; ``in_launch`` ops are kept apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: Counter[str] = Counter()
+        self.launch_ops: Counter[str] = Counter()
+        self.in_launch = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        (self.launch_ops if self.in_launch else self.ops)[name] += 1
+        return func(*args, **(kwargs or {}))
+
+    def disallowed(self, allowed: frozenset[str], device: str) -> dict[str, int]:
+        """Ops outside ``allowed`` (and, on CPU, outside the interpreter's launch bookkeeping)."""
+        bad = {k: v for k, v in self.ops.items() if k not in allowed}
+        launch_allowed = allowed | (INTERPRETER_LAUNCH_OPS if device == "cpu" else frozenset())
+        for k, v in self.launch_ops.items():
+            if k not in launch_allowed:
+                bad[k] = bad.get(k, 0) + v
+        return bad
+
+
+class LaunchCounter:
+    """Counts Triton kernel launches by the defining module of the kernel function."""
+
+    def __init__(self) -> None:
+        self.launches: Counter[str] = Counter()
+        self.recorder: OpRecorder | None = None
+        self._installed = False
+
+    def install(self) -> None:
+        if self._installed:
+            return
+        from triton.runtime.jit import JITFunction
+
+        targets = [JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            targets.append(InterpretedFunction)
+        except ImportError:
+            pass
+        for cls in targets:
+            cls.run = self._wrap(cls.run)
+        self._installed = True
+
+    def _wrap(self, original):
+        counter = self
+
+        def run(fn_self, *args, **kwargs):
+            if not kwargs.get("warmup", False):
+                module = getattr(getattr(fn_self, "fn", None), "__module__", "?")
+                counter.launches[module] += 1
+            recorder = counter.recorder
+            if recorder is not None:
+                recorder.in_launch += 1
+            try:
+                return original(fn_self, *args, **kwargs)
+            finally:
+                if recorder is not None:
+                    recorder.in_launch -= 1
+
+        run.__wrapped__ = original
+        return run
+
+    def reset(self) -> None:
+        self.launches.clear()
+
+    def own_launches(self, candidate_module: str) -> int:
+        """Launches of kernels defined in the candidate or in the ``units`` package."""
+        return sum(
+            n for mod, n in self.launches.items()
+            if mod == candidate_module or mod == "units" or mod.startswith("units.")
+        )
+
+
+def _judge_functions() -> dict[str, object]:
+    from hawkeye_env.judge import correctness
+
+    fns = {
+        "time.perf_counter": time.perf_counter,
+        "torch.equal": torch.equal,
+        "torch.allclose": torch.allclose,
+        "torch.Tensor.clone": torch.Tensor.clone,
+        "torch.Tensor.copy_": torch.Tensor.copy_,
+        "torch.Tensor.to": torch.Tensor.to,
+        "torch.save": torch.save,
+        "correctness.compare": correctness.compare,
+    }
+    if hasattr(torch, "cuda"):
+        fns["torch.cuda.synchronize"] = torch.cuda.synchronize
+        fns["torch.cuda.Event.record"] = torch.cuda.Event.record
+        fns["torch.cuda.Event.elapsed_time"] = torch.cuda.Event.elapsed_time
+    return fns
+
+
+class JudgeSnapshot:
+    """Identities of the judge's timer and checker functions, taken before candidate import."""
+
+    def __init__(self) -> None:
+        self.before = _judge_functions()
+
+    def changed(self) -> list[str]:
+        after = _judge_functions()
+        return [k for k, fn in self.before.items() if after.get(k) is not fn]
+
+
+def thread_count() -> int:
+    """Threads of this process as the OS sees them (``threading`` misses native threads)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+@contextmanager
+def recording(counter: LaunchCounter):
+    """Record aten ops and kernel launches for the duration of the block."""
+    recorder = OpRecorder()
+    counter.recorder = recorder
+    counter.reset()
+    try:
+        with recorder:
+            yield recorder
+    finally:
+        counter.recorder = None

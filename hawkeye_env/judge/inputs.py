@@ -1,0 +1,59 @@
+"""Fresh inputs and weights for every trial, drawn from the task's distributions.
+
+The task's ``get_inputs(**shape)`` fixes shapes and dtypes; every floating tensor it returns is
+redrawn here from a named distribution with a per-trial seed, so no two trials (and no two timed
+iterations) share values (REWARD_HACKS #7, #12). Integer tensors keep the task's values, drawn
+under the trial's seed. Floating parameters and buffers of the reference model are redrawn too, so
+a candidate cannot specialise to default initialisations such as all-ones norm weights (#13).
+"""
+
+from __future__ import annotations
+
+import torch
+
+HEAVY_TAIL_DOF = 3.0  # Student-t: finite variance; 4e-4 of draws exceed 10x the RMS (measured, 1e6 draws)
+
+
+def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) -> torch.Tensor:
+    """A tensor with ``t``'s shape and dtype whose values follow ``distribution`` (on CPU).
+
+    ``normal``: N(0, 1). ``uniform``: U(-0.5, 1.5), so the mean is not zero.
+    ``heavy_tailed``: Student-t with ``HEAVY_TAIL_DOF`` degrees of freedom, scaled to unit variance.
+    """
+    shape = t.shape
+    if distribution == "normal":
+        x = torch.randn(shape, generator=generator, dtype=torch.float64)
+    elif distribution == "uniform":
+        x = torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 0.5
+    elif distribution == "heavy_tailed":
+        z = torch.randn(shape, generator=generator, dtype=torch.float64)
+        chi2 = torch.zeros(shape, dtype=torch.float64)
+        for _ in range(int(HEAVY_TAIL_DOF)):
+            chi2 += torch.randn(shape, generator=generator, dtype=torch.float64) ** 2
+        x = z / torch.sqrt(chi2 / HEAVY_TAIL_DOF) / (HEAVY_TAIL_DOF / (HEAVY_TAIL_DOF - 2)) ** 0.5
+    else:
+        raise ValueError(f"unknown distribution {distribution!r}")
+    return x.to(t.dtype)
+
+
+def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
+    """``module.get_inputs(**shape)`` with floating tensors redrawn; moved to ``device``."""
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    out = []
+    for x in module.get_inputs(**shape):
+        if isinstance(x, torch.Tensor):
+            if x.is_floating_point():
+                x = draw_like(x, distribution, generator)
+            x = x.to(device).contiguous()
+        out.append(x)
+    return out
+
+
+def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int) -> None:
+    """Redraw every floating parameter and buffer of ``model`` in place."""
+    generator = torch.Generator().manual_seed(seed ^ 0x5EED)
+    with torch.no_grad():
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point():
+                t.copy_(draw_like(t, distribution, generator))

@@ -1,0 +1,49 @@
+"""Row-wise softmax over the last dimension: ``out = softmax(x, dim=-1)``.
+
+Input ``x`` is float32 ``[M, N]`` (N need not be a power of two); the output is float32
+``[M, N]``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from hawkeye_env.tasks.spec import TaskSpec
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs(M: int = 8192, N: int = 8192):
+    return [torch.randn(M, N, dtype=torch.float32)]
+
+
+def get_init_inputs(M: int = 8192, N: int = 8192):
+    return []
+
+
+SPEC = TaskSpec(
+    id="softmax_fp32",
+    family="reduction",
+    description=(
+        "Compute softmax along the last dimension of a float32 matrix x of shape [M, N] and "
+        "return a float32 [M, N] tensor: out[i, j] = exp(x[i, j] - max_j x[i, :]) / "
+        "sum_j exp(x[i, j] - max_j x[i, :]). N is arbitrary (not necessarily a power of two) "
+        "and inputs may be heavy tailed, so subtract the row maximum before exponentiating. "
+        "The op is memory bound: read each row once, reduce it on chip, and write it once."
+    ),
+    module="hawkeye_env.tasks.conformance.softmax_fp32",
+    dtypes=("float32",),
+    cpu_shapes=({"M": 7, "N": 33}, {"M": 16, "N": 1000}),
+    gpu_shapes=({"M": 8192, "N": 8192},),
+    flops=lambda M, N, **_: 5.0 * M * N,
+    bytes_moved=lambda M, N, **_: 8.0 * M * N,
+    tags=("row_reduction", "online_softmax"),
+    solution="hawkeye_env.tasks.solutions.softmax_fp32",
+)

@@ -1,0 +1,139 @@
+"""Task metadata: what a kernel must compute, at which shapes, to what tolerance.
+
+A task is a KernelBench-compatible module (``class Model(nn.Module)``, ``get_inputs(**shape)``,
+``get_init_inputs(**shape)``) plus one ``TaskSpec`` named ``SPEC`` in the same module. Both
+functions take the shape as keyword arguments with defaults, so KernelBench callers that pass
+nothing still work and get the first GPU shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+Shape = Mapping[str, int]
+
+# Torch ops any candidate may call: allocation, views and metadata. Names are aten overload
+# packets as ``TorchDispatchMode`` reports them (``func.overloadpacket.__name__``).
+ALLOCATION_AND_VIEW_OPS: frozenset[str] = frozenset(
+    {
+        "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+        "zeros", "zeros_like", "new_zeros", "zero_", "fill_",
+        "view", "_unsafe_view", "reshape", "as_strided", "t", "transpose", "permute",
+        "expand", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
+        "split_with_sizes", "chunk", "unbind", "detach", "alias", "lift_fresh",
+        "contiguous", "view_as", "flatten", "unflatten", "movedim", "numel", "size",
+        "stride", "sym_size", "sym_stride", "sym_numel", "is_contiguous", "dim",
+        "_local_scalar_dense",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Pass rule for one output dtype, applied in float64 against a float64 reference.
+
+    An output passes when every element satisfies ``|out - ref| <= atol * rms(ref) + rtol * |ref|``
+    and the whole tensor satisfies ``||out - ref||_2 <= rel_l2 * ||ref||_2``. Scaling ``atol`` by the
+    reference's RMS keeps the rule meaningful for heavy-tailed inputs whose outputs span decades.
+    """
+
+    rtol: float
+    atol: float
+    rel_l2: float
+    source: str
+
+
+# fp32: plain fp32 arithmetic lands far under 1e-5 relative; tf32 (10-bit mantissa) lands near
+# 3e-4, so rel_l2 = 1e-5 rejects a tf32 shortcut (REWARD_HACKS #10). Element bound: 2^-13 relative
+# covers reassociated fp32 reductions over 1e5 terms.
+FP32 = Tolerance(
+    rtol=1.2e-4, atol=1.2e-4, rel_l2=1e-5,
+    source="fp32 eps 1.2e-7 x reassociation over <=1e5 terms; tf32 (3e-4) must fail",
+)
+# bf16 outputs: rounding the output alone costs up to 2^-9 relative; a bf16 GEMM with fp32
+# accumulation measured 1.66e-3 relative L2 on the H200 (anchors/h200-2026-11-29.json,
+# triton_relerr). rel_l2 = 8e-3 leaves 4.8x headroom for that and rejects fp8 operands (~3e-2).
+BF16 = Tolerance(
+    rtol=1.6e-2, atol=1.6e-2, rel_l2=8e-3,
+    source="bf16 output rounding 2^-9; H200 bf16 GEMM rel L2 1.66e-3 (anchors 2026-11-29)",
+)
+# fp16 outputs: 3 more mantissa bits than bf16.
+FP16 = Tolerance(
+    rtol=2e-3, atol=2e-3, rel_l2=1e-3,
+    source="fp16 output rounding 2^-11 with fp32 accumulation",
+)
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {"float32": FP32, "bfloat16": BF16, "float16": FP16}
+
+# Input distributions every verdict draws from. ``heavy_tailed`` is a Student-t with 3 degrees
+# of freedom (REWARD_HACKS #12): finite variance, but outliers 10x the RMS are common.
+DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything the evaluator needs to know about a task besides its module.
+
+    Attributes:
+        id: unique task id, ``<op>_<dtype>`` (e.g. ``gemm_bf16``).
+        family: grouping for reports (``elementwise``, ``reduction``, ``gemm``, ...).
+        description: one paragraph an agent reads.
+        module: dotted path of the KernelBench-style module holding ``Model``.
+        dtypes: input/output dtype names, informational.
+        cpu_shapes: shapes (``get_inputs`` kwargs) checked under the Triton interpreter; keep tiny.
+        gpu_shapes: shapes checked on CUDA; the first one is timed.
+        flops: FLOP count of one forward at a shape (roofline floor).
+        bytes_moved: fewest DRAM bytes one forward must move at a shape (roofline floor).
+        tags: unit names whose strategies matter for this task.
+        distributions: input distributions to draw from (subset of ``DISTRIBUTIONS``).
+        extra_allowed_ops: torch ops a candidate may call besides ``ALLOCATION_AND_VIEW_OPS``.
+        tolerances: per output dtype; defaults to ``DEFAULT_TOLERANCES``.
+        solution: dotted module path of the task's expert Triton solution (defines ``ModelNew``).
+    """
+
+    id: str
+    family: str
+    description: str
+    module: str
+    dtypes: tuple[str, ...]
+    cpu_shapes: tuple[Shape, ...]
+    gpu_shapes: tuple[Shape, ...]
+    flops: Callable[..., float]
+    bytes_moved: Callable[..., float]
+    tags: tuple[str, ...] = ()
+    distributions: tuple[str, ...] = DISTRIBUTIONS
+    extra_allowed_ops: frozenset[str] = frozenset()
+    tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    solution: str | None = None
+
+    @property
+    def allowed_ops(self) -> frozenset[str]:
+        return ALLOCATION_AND_VIEW_OPS | self.extra_allowed_ops
+
+    def shapes(self, device: str) -> tuple[Shape, ...]:
+        return self.cpu_shapes if device == "cpu" else self.gpu_shapes
+
+    def tolerance(self, dtype: str) -> Tolerance:
+        try:
+            return self.tolerances[dtype]
+        except KeyError:
+            raise KeyError(f"task {self.id} has no tolerance for output dtype {dtype}") from None
+
+    def summary(self) -> dict:
+        """JSON-ready description (``hawkeye tasks show --json``)."""
+        return {
+            "id": self.id,
+            "family": self.family,
+            "description": self.description,
+            "module": self.module,
+            "dtypes": list(self.dtypes),
+            "cpu_shapes": [dict(s) for s in self.cpu_shapes],
+            "gpu_shapes": [dict(s) for s in self.gpu_shapes],
+            "gpu_flops": self.flops(**self.gpu_shapes[0]),
+            "gpu_bytes": self.bytes_moved(**self.gpu_shapes[0]),
+            "tags": list(self.tags),
+            "distributions": list(self.distributions),
+            "allowed_ops": sorted(self.allowed_ops),
+            "tolerances": {k: vars(v) for k, v in self.tolerances.items()},
+            "solution": self.solution,
+        }

@@ -1,0 +1,203 @@
+"""Invariants of reward v1 (see reward/v1.py for the table they protect)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hawkeye_env.judge.verdict import VIOLATION_CODES, Stage, Verdict, Violation
+from reward import REWARD_VERSION, reward, v1
+
+FAILURE_STAGES = [s for s in Stage if s != Stage.CORRECT]
+BASELINES = ["eager", "compile", "vendor"]
+
+any_float = st.floats(allow_nan=True, allow_infinity=True)
+edge_speedups = st.sampled_from(
+    [1e-300, 1e-12, 1e-6, 0.5, 1.0, 2.0, 1e6, 1e12, 1e300, math.inf, -math.inf, math.nan, 0.0, -1.0]
+)
+speedup_values = st.one_of(any_float, edge_speedups)
+speedup_dicts = st.dictionaries(st.sampled_from(BASELINES), speedup_values, max_size=3)
+violations = st.lists(
+    st.builds(
+        Violation, code=st.sampled_from(sorted(VIOLATION_CODES)), message=st.text(max_size=5)
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def make(stage: Stage, *, speedup=None, timed=None, violations=()) -> Verdict:
+    speedup = dict(speedup or {})
+    return Verdict(
+        task="t",
+        device="d",
+        stage=stage,
+        correct=stage == Stage.CORRECT,
+        timed=bool(speedup) if timed is None else timed,
+        speedup=speedup,
+        violations=list(violations),
+    )
+
+
+@st.composite
+def any_verdict(draw) -> Verdict:
+    stage = draw(st.sampled_from(list(Stage)))
+    return make(
+        stage,
+        speedup=draw(speedup_dicts),
+        timed=draw(st.booleans()),
+        violations=draw(st.one_of(st.just([]), violations)),
+    )
+
+
+@st.composite
+def violating_verdict(draw) -> Verdict:
+    v = draw(any_verdict())
+    if not v.violations and v.stage != Stage.REJECTED:
+        v.violations = draw(violations)
+    return v
+
+
+@st.composite
+def failing_verdict(draw) -> Verdict:
+    """Anything that is not a clean CORRECT: a failing stage, or a violation on any stage."""
+    v = draw(any_verdict())
+    if v.stage == Stage.CORRECT and not v.violations:
+        v.violations = draw(violations)
+    return v
+
+
+@st.composite
+def correct_verdict(draw) -> Verdict:
+    """A clean CORRECT verdict, timed or not, with any (even broken) speedups."""
+    return make(Stage.CORRECT, speedup=draw(speedup_dicts), timed=draw(st.booleans()))
+
+
+good_speedup = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+def timed(s: float) -> Verdict:
+    return make(Stage.CORRECT, speedup={"eager": s * 3.0 if s < 1e300 else s, "compile": s})
+
+
+# ---- pinned values --------------------------------------------------------------------------
+
+
+def test_version() -> None:
+    assert REWARD_VERSION == "v1"
+
+
+def test_pinned_values() -> None:
+    assert reward(make(Stage.REJECTED)) == -1.0
+    assert reward(make(Stage.NO_SOURCE)) == -1.0
+    assert reward(make(Stage.COMPILE_ERROR)) == -0.8
+    assert reward(make(Stage.RUNTIME_ERROR)) == -0.6
+    assert reward(make(Stage.INCORRECT)) == -0.4
+    assert reward(make(Stage.CORRECT)) == 0.2
+    assert reward(make(Stage.CORRECT, speedup={"eager": 1.0})) == 0.6
+    assert reward(make(Stage.CORRECT, speedup={"eager": 3.0})) == pytest.approx(0.8, abs=1e-15)
+    assert reward(make(Stage.CORRECT, speedup={"eager": 1 / 3})) == pytest.approx(0.4, abs=1e-15)
+    # best_speedup is the minimum over baselines: parity with the fastest baseline.
+    assert reward(make(Stage.CORRECT, speedup={"eager": 4.0, "compile": 1.0})) == 0.6
+
+
+@pytest.mark.parametrize("s", [1e-6, 0.1, 0.5, 1.0, 2.0, 7.5, 100.0, 1e6])
+def test_matches_documented_formula(s: float) -> None:
+    assert reward(timed(s)) == pytest.approx(0.2 + 0.8 * s / (1 + s), rel=1e-14, abs=1e-15)
+
+
+@pytest.mark.parametrize("s", [math.nan, math.inf, -math.inf, 0.0, -0.0, -2.0])
+def test_bad_speedup_scores_as_untimed(s: float) -> None:
+    assert reward(make(Stage.CORRECT, speedup={"eager": s})) == 0.2
+    # a bad value anywhere counts, whatever the dict order
+    assert reward(make(Stage.CORRECT, speedup={"eager": 2.0, "compile": s})) == 0.2
+    assert reward(make(Stage.CORRECT, speedup={"compile": s, "eager": 2.0})) == 0.2
+
+
+def test_timed_flag_without_speedups_is_untimed() -> None:
+    assert reward(make(Stage.CORRECT, speedup={}, timed=True)) == 0.2
+    assert reward(make(Stage.CORRECT, speedup={"eager": 5.0}, timed=False)) == 0.2
+
+
+def test_verdict_roundtrip_keeps_reward() -> None:
+    v = make(Stage.CORRECT, speedup={"eager": 2.5})
+    assert reward(Verdict.from_dict(v.to_dict())) == reward(v)
+
+
+# ---- invariants -----------------------------------------------------------------------------
+
+
+@given(violating_verdict())
+def test_violation_never_beats_compile_error(v: Verdict) -> None:
+    assert reward(v) <= reward(make(Stage.COMPILE_ERROR))
+    assert reward(v) == -1.0
+
+
+@given(violations, speedup_dicts)
+def test_violation_on_correct_stage_is_minus_one(vs: list[Violation], sp: dict) -> None:
+    assert reward(make(Stage.CORRECT, speedup=sp, violations=vs)) == -1.0
+    assert reward(make(Stage.CORRECT, speedup={"eager": 1e12}, violations=vs)) == -1.0
+
+
+@given(correct_verdict(), failing_verdict())
+def test_every_correct_beats_every_failure(good: Verdict, bad: Verdict) -> None:
+    assert reward(good) > reward(bad)
+
+
+@given(failing_verdict())
+def test_untimed_correct_beats_every_failure(bad: Verdict) -> None:
+    assert reward(make(Stage.CORRECT)) > reward(bad)
+    assert reward(make(Stage.CORRECT, speedup={"eager": 3.0}, timed=False)) > reward(bad)
+
+
+@given(any_verdict())
+def test_bounded_and_finite(v: Verdict) -> None:
+    r = reward(v)
+    assert isinstance(r, float)
+    assert math.isfinite(r)
+    assert -1.0 <= r <= 1.0
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e-12, 1e12, 1e300, math.inf, math.nan])
+def test_extreme_speedups_bounded(s: float) -> None:
+    r = reward(make(Stage.CORRECT, speedup={"eager": s}))
+    assert math.isfinite(r) and 0.2 <= r <= 1.0
+
+
+@given(good_speedup)
+def test_timed_in_correct_band(s: float) -> None:
+    r = reward(timed(s))
+    assert 0.2 <= r <= 1.0
+    if 1e-12 <= s <= 1e12:
+        assert 0.2 < r < 1.0  # open interval wherever floats can resolve it
+
+
+@given(good_speedup, good_speedup)
+def test_monotone_over_all_floats(a: float, b: float) -> None:
+    lo, hi = sorted((a, b))
+    assert reward(timed(lo)) <= reward(timed(hi))
+
+
+@given(
+    st.floats(min_value=1e-6, max_value=1e6),
+    st.floats(min_value=1e-6, max_value=1e6),
+)
+def test_strictly_increasing_with_speedup(s: float, factor: float) -> None:
+    # Strictness needs the gap to exceed float resolution: 1e-6 relative is ample on [1e-6, 1e6].
+    s2 = s * (1.0 + factor)
+    assert reward(timed(s)) < reward(timed(s2))
+
+
+@given(good_speedup)
+def test_speedup_reward_helper_agrees(s: float) -> None:
+    assert v1.speedup_reward(s) == reward(make(Stage.CORRECT, speedup={"vendor": s}))
+
+
+def test_stage_ordering() -> None:
+    order = [Stage.NO_SOURCE, Stage.COMPILE_ERROR, Stage.RUNTIME_ERROR, Stage.INCORRECT]
+    scores = [reward(make(s)) for s in order] + [reward(make(Stage.CORRECT))]
+    assert scores == sorted(scores)
+    assert len(set(scores)) == len(scores)
