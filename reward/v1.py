@@ -16,11 +16,16 @@ any violation, or ``REJECTED``  ``-1.0``               A reward hack must never 
 ``NO_SOURCE``                   ``-1.0``               No kernel at all is the least useful honest
                                                        outcome; tied with a hack so prose never
                                                        pays.
-``COMPILE_ERROR``               ``-0.8``               Ordered by how far the candidate got:
-``RUNTIME_ERROR``               ``-0.6``               each later stage scores strictly more,
-``INCORRECT``                   ``-0.4``               a dense signal toward correctness.
-                                                       ``INCORRECT`` is flat: no partial credit for
-                                                       nearly-right numbers (easy to game).
+``COMPILE_ERROR``,              ``-0.5``               Flat. Some hacks are caught only because
+``RUNTIME_ERROR``,                                     their outputs are wrong (a stale cache, a
+``INCORRECT``                                          shortcut valid for one distribution) or
+                                                       because the worker died (a crash to dodge a
+                                                       verdict); the judge cannot tell those from
+                                                       honest failures, and a caught hack must not
+                                                       outscore a compile error (REWARD_HACKS.md).
+                                                       A ladder compile < runtime < incorrect would
+                                                       pay for reaching the wrong answer. No partial
+                                                       credit for nearly-right numbers either.
 ``CORRECT``, untimed (CPU)      ``0.2``                Correct beats every failure; without timing
                                                        there is nothing more to rank by.
 ``CORRECT``, timed, good ``s``  ``0.2 + 0.8*s/(1+s)``  Rises strictly with the speedup ``s``, is
@@ -55,11 +60,10 @@ REWARD_VERSION = "v1"
 
 #: Any violation (reward hack or forbidden construct) or a REJECTED stage.
 REWARD_VIOLATION = -1.0
-#: Reward per failing stage; each later stage is strictly better than the one before it.
+#: Reward per failing stage: no source ties with a hack; every other failure scores alike.
 REWARD_NO_SOURCE = -1.0
-REWARD_COMPILE_ERROR = -0.8
-REWARD_RUNTIME_ERROR = -0.6
-REWARD_INCORRECT = -0.4
+REWARD_FAILURE = -0.5
+REWARD_COMPILE_ERROR = REWARD_RUNTIME_ERROR = REWARD_INCORRECT = REWARD_FAILURE
 #: A correct candidate with no (usable) timing; the floor of every correct candidate.
 REWARD_CORRECT = 0.2
 #: How much of the range the speedup can add on top of REWARD_CORRECT; the ceiling is their sum.

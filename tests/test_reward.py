@@ -93,9 +93,9 @@ def test_version() -> None:
 def test_pinned_values() -> None:
     assert reward(make(Stage.REJECTED)) == -1.0
     assert reward(make(Stage.NO_SOURCE)) == -1.0
-    assert reward(make(Stage.COMPILE_ERROR)) == -0.8
-    assert reward(make(Stage.RUNTIME_ERROR)) == -0.6
-    assert reward(make(Stage.INCORRECT)) == -0.4
+    assert reward(make(Stage.COMPILE_ERROR)) == -0.5
+    assert reward(make(Stage.RUNTIME_ERROR)) == -0.5
+    assert reward(make(Stage.INCORRECT)) == -0.5
     assert reward(make(Stage.CORRECT)) == 0.2
     assert reward(make(Stage.CORRECT, speedup={"eager": 1.0})) == 0.6
     assert reward(make(Stage.CORRECT, speedup={"eager": 3.0})) == pytest.approx(0.8, abs=1e-15)
@@ -197,7 +197,8 @@ def test_speedup_reward_helper_agrees(s: float) -> None:
 
 
 def test_stage_ordering() -> None:
-    order = [Stage.NO_SOURCE, Stage.COMPILE_ERROR, Stage.RUNTIME_ERROR, Stage.INCORRECT]
-    scores = [reward(make(s)) for s in order] + [reward(make(Stage.CORRECT))]
-    assert scores == sorted(scores)
-    assert len(set(scores)) == len(scores)
+    """No source < every other failure (all alike, so a hack caught by wrong outputs or a dead
+    worker never outscores a compile error) < correct."""
+    failures = [Stage.COMPILE_ERROR, Stage.RUNTIME_ERROR, Stage.INCORRECT]
+    assert len({reward(make(s)) for s in failures}) == 1
+    assert reward(make(Stage.NO_SOURCE)) < reward(make(Stage.COMPILE_ERROR)) < reward(make(Stage.CORRECT))

@@ -21,14 +21,19 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, tol: Tolerance) -> dict:
+def compare(
+    out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, tol: Tolerance,
+    compute_device: str = "cpu",
+) -> dict:
     """Check one candidate output against its float64 reference.
 
     Args:
-        out: candidate output (any device; copied to CPU float64).
+        out: candidate output (any device; copied to ``compute_device`` as float64).
         ref: reference output computed in float64, same shape as the task's output.
         expected_dtype: dtype the task's reference produces in its native precision.
         tol: the pass rule for that dtype.
+        compute_device: where the float64 arithmetic runs; ``cuda`` keeps GPU-shape comparisons
+            (hundreds of MB) off the host's cores.
 
     Returns:
         ``{"ok": bool, "reason": str, "max_err_ratio": float, "rel_l2": float}`` where
@@ -41,8 +46,8 @@ def compare(out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, t
     if out.dtype != expected_dtype:
         result["reason"] = f"dtype {dtype_name(out.dtype)} != expected {dtype_name(expected_dtype)}"
         return result
-    o = out.detach().to("cpu", torch.float64)
-    r = ref.detach().to("cpu", torch.float64)
+    o = out.detach().to(compute_device, torch.float64)
+    r = ref.detach().to(compute_device, torch.float64)
     o_nan, r_nan, o_inf, r_inf = o.isnan(), r.isnan(), o.isinf(), r.isinf()
     if not (torch.equal(o_nan, r_nan) and torch.equal(o_inf, r_inf) and torch.equal(o[o_inf], r[r_inf])):
         bad = int(((o_nan != r_nan) | (o_inf != r_inf)).sum())

@@ -43,7 +43,9 @@ class EvalConfig:
 
     Attributes:
         timeout_s: hard wall-clock limit for the worker (interpreter runs are slow on CPU).
-        memory_limit_gb: host memory cap of the worker; exceeding it is a failed candidate.
+        memory_limit_gb: host memory cap of the worker; exceeding it is a failed candidate. The
+            default, 8 GiB on CPU and 48 GiB on CUDA, covers a CUDA context (~2 GiB) plus the
+            outputs and float32 references of the GPU shapes crossing the pipe.
         iters: timed iterations per measurement on CUDA.
         retries: extra timing attempts while the coefficient of variation exceeds 0.05.
         baselines: baselines the candidate's speedup is reported against.
@@ -52,7 +54,7 @@ class EvalConfig:
     """
 
     timeout_s: float = 300.0
-    memory_limit_gb: float = 8.0
+    memory_limit_gb: float | None = None
     iters: int = 50
     retries: int = 2
     baselines: tuple[str, ...] = ("eager", "compile")
@@ -159,9 +161,13 @@ class Evaluator:
                 "seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries,
                 "baselines": [b for b in self.config.baselines if b not in cached_baselines],
             }
-        outcome = sandbox.run_in_worker(job, self.config.timeout_s, int(self.config.memory_limit_gb * 2**30))
+        limit_gb = self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)
+        outcome = sandbox.run_in_worker(job, self.config.timeout_s, int(limit_gb * 2**30))
         if outcome.reply is None:
             v.stage, v.error = Stage.RUNTIME_ERROR, f"{outcome.failure}: {outcome.detail}"
+            v.violations = [Violation(code, msg) for code, msg in outcome.violations]
+            if v.violations:
+                v.stage = Stage.REJECTED
             return
         reply = outcome.reply
         v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
@@ -184,6 +190,9 @@ class Evaluator:
         if not source.strip():
             v.stage, v.error = Stage.NO_SOURCE, "empty candidate: no source code was given"
             return False
+        if "ModelNew" not in source:
+            v.stage, v.error = Stage.NO_SOURCE, "the source defines no class ModelNew"
+            return False
         try:
             tree = ast.parse(source)
         except SyntaxError as exc:
@@ -201,6 +210,17 @@ class Evaluator:
                 return False
         return True
 
+    @staticmethod
+    def _first_failure(spec: TaskSpec, outs: list, refs: list, dtypes: list, device: str) -> dict | None:
+        """Compare every output to its reference; the first failing check, or None."""
+        if len(outs) != len(refs):
+            return {"ok": False, "reason": f"{len(outs)} outputs, expected {len(refs)}"}
+        for o, r, d in zip(outs, refs, dtypes):
+            c = correctness.compare(o, r, getattr(torch, d), spec.tolerance(d), device)
+            if not c["ok"]:
+                return c
+        return None
+
     def _check_trials(self, spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict) -> bool:
         for t, row in zip(plan, rows):
             summary = {k: t[k] for k in ("shape", "distribution", "order")}
@@ -210,7 +230,7 @@ class Evaluator:
                 v.stage = Stage.INCORRECT
                 return False
             checks = [
-                correctness.compare(o, r, getattr(torch, d), spec.tolerance(d))
+                correctness.compare(o, r, getattr(torch, d), spec.tolerance(d), v.device)
                 for o, r, d in zip(outs, refs, dtypes)
             ]
             bad = next((c for c in checks if not c["ok"]), None)
@@ -222,16 +242,16 @@ class Evaluator:
             if bad is not None:
                 v.stage = Stage.INCORRECT
                 return False
+            repeats = []
+            if "fresh" in row:
+                repeats.append(("stale_output", "a repeated call on new inputs returned a wrong answer",
+                                row["fresh"]["outputs"], row["fresh"]["reference"]))
             if "rerun" in row:
-                again = [
-                    correctness.compare(o, r, getattr(torch, d), spec.tolerance(d))
-                    for o, r, d in zip(row["rerun"], refs, dtypes)
-                ]
-                if not all(c["ok"] for c in again):
-                    v.violations.append(Violation(
-                        "nondeterministic",
-                        f"a second run on the same inputs failed: {next(c for c in again if not c['ok'])['reason']}",
-                    ))
+                repeats.append(("nondeterministic", "a second run on the same inputs failed", row["rerun"], refs))
+            for code, what, outs2, refs2 in repeats:
+                bad = self._first_failure(spec, outs2, refs2, dtypes, v.device)
+                if bad is not None:
+                    v.violations.append(Violation(code, f"{what}: {bad['reason']}"))
                     v.stage = Stage.REJECTED
                     return False
         return True
@@ -240,12 +260,11 @@ class Evaluator:
         cand = timing["candidate"]
         for i, kept in enumerate(cand.get("kept", [])):
             dtypes = [correctness.dtype_name(o.dtype) for o in kept["outputs"]]
-            for o, r, d in zip(kept["outputs"], kept["reference"], dtypes):
-                c = correctness.compare(o, r, o.dtype, spec.tolerance(d))
-                if not c["ok"]:
-                    v.violations.append(Violation(
-                        "stale_timed_output", f"timed iteration output {i} does not match its inputs: {c['reason']}",
-                    ))
+            bad = self._first_failure(spec, kept["outputs"], kept["reference"], dtypes, device)
+            if bad is not None:
+                v.violations.append(Violation(
+                    "stale_timed_output", f"timed iteration {i}'s output does not match its inputs: {bad['reason']}",
+                ))
         baselines = {name: {"median_ms": t["median_ms"]} for name, t in cached.items()}
         for name, t in timing.items():
             if name == "candidate":

@@ -9,7 +9,7 @@
   inside a launch and only on CPU.
 - ``JudgeSnapshot``: identities of the timer and checker functions taken before the candidate
   is imported and compared after it ran (#6).
-- ``thread_count``: OS-level threads of this process (#4).
+- ``thread_count``: Python threads and child processes of this process (#4).
 """
 
 from __future__ import annotations
@@ -104,10 +104,31 @@ class LaunchCounter:
         )
 
 
-def _judge_functions() -> dict[str, object]:
-    from hawkeye_env.judge import correctness
+JUDGE_MODULES = (
+    "hawkeye_env.judge.guards", "hawkeye_env.judge.worker", "hawkeye_env.judge.timing",
+    "hawkeye_env.judge.correctness", "hawkeye_env.judge.inputs", "hawkeye_env.judge.cpu_backend",
+)
 
-    fns = {
+
+def _members(prefix: str, namespace: dict) -> dict[str, object]:
+    """Functions and classes in ``namespace`` and the methods of those classes, by dotted name."""
+    out: dict[str, object] = {}
+    for name, obj in list(namespace.items()):
+        if callable(obj):
+            out[f"{prefix}.{name}"] = obj
+        if isinstance(obj, type):
+            for attr, member in list(vars(obj).items()):
+                if callable(member) or isinstance(member, (staticmethod, classmethod, property)):
+                    out[f"{prefix}.{name}.{attr}"] = member
+    return out
+
+
+def _judge_functions() -> dict[str, object]:
+    """Everything whose replacement would blind the judge: its own modules' functions and
+    methods, the timers, the comparison and copy functions, and Triton's launch entry points."""
+    import sys
+
+    fns: dict[str, object] = {
         "time.perf_counter": time.perf_counter,
         "torch.equal": torch.equal,
         "torch.allclose": torch.allclose,
@@ -115,32 +136,49 @@ def _judge_functions() -> dict[str, object]:
         "torch.Tensor.copy_": torch.Tensor.copy_,
         "torch.Tensor.to": torch.Tensor.to,
         "torch.save": torch.save,
-        "correctness.compare": correctness.compare,
+        "torch.use_deterministic_algorithms": torch.use_deterministic_algorithms,
+        "TorchDispatchMode.__enter__": TorchDispatchMode.__enter__,
+        "torch.cuda.synchronize": torch.cuda.synchronize,
+        "torch.cuda.Event.record": torch.cuda.Event.record,
+        "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
     }
-    if hasattr(torch, "cuda"):
-        fns["torch.cuda.synchronize"] = torch.cuda.synchronize
-        fns["torch.cuda.Event.record"] = torch.cuda.Event.record
-        fns["torch.cuda.Event.elapsed_time"] = torch.cuda.Event.elapsed_time
+    for name in ("triton.runtime.jit", "triton.runtime.interpreter"):
+        module = sys.modules.get(name)
+        for cls_name in ("JITFunction", "InterpretedFunction"):
+            cls = getattr(module, cls_name, None) if module else None
+            if cls is not None:
+                fns[f"{name}.{cls_name}.run"] = cls.run
+    for name in JUDGE_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            fns.update(_members(name, vars(module)))
     return fns
 
 
 class JudgeSnapshot:
-    """Identities of the judge's timer and checker functions, taken before candidate import."""
+    """Identities of the judge's functions, taken before candidate import (REWARD_HACKS #6)."""
 
     def __init__(self) -> None:
         self.before = _judge_functions()
 
     def changed(self) -> list[str]:
         after = _judge_functions()
-        return [k for k, fn in self.before.items() if after.get(k) is not fn]
+        return sorted(k for k, fn in self.before.items() if after.get(k) is not fn)
 
 
 def thread_count() -> int:
-    """Threads of this process as the OS sees them (``threading`` misses native threads)."""
+    """Python threads plus child processes of this process (REWARD_HACKS #4).
+
+    Native threads are not counted: the CUDA driver and Triton's compiler start their own on first
+    use, and a candidate can only start native threads through ctypes, which the static rules
+    forbid."""
+    children = 0
     try:
-        return len(os.listdir("/proc/self/task"))
+        with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children", encoding="ascii") as f:
+            children = len(f.read().split())
     except OSError:
-        return threading.active_count()
+        pass
+    return threading.active_count() + children
 
 
 @contextmanager

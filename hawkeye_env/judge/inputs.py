@@ -15,43 +15,54 @@ HEAVY_TAIL_DOF = 3.0  # Student-t: finite variance; 4e-4 of draws exceed 10x the
 
 
 def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) -> torch.Tensor:
-    """A tensor with ``t``'s shape and dtype whose values follow ``distribution`` (on CPU).
+    """A tensor with ``t``'s shape and dtype whose values follow ``distribution``, drawn in float32
+    on ``generator``'s device.
 
     ``normal``: N(0, 1). ``uniform``: U(-0.5, 1.5), so the mean is not zero.
     ``heavy_tailed``: Student-t with ``HEAVY_TAIL_DOF`` degrees of freedom, scaled to unit variance.
     """
+    kw = {"generator": generator, "dtype": torch.float32, "device": generator.device}
     shape = t.shape
     if distribution == "normal":
-        x = torch.randn(shape, generator=generator, dtype=torch.float64)
+        x = torch.randn(shape, **kw)
     elif distribution == "uniform":
-        x = torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 0.5
+        x = torch.rand(shape, **kw) * 2 - 0.5
     elif distribution == "heavy_tailed":
-        z = torch.randn(shape, generator=generator, dtype=torch.float64)
-        chi2 = torch.zeros(shape, dtype=torch.float64)
+        x = torch.zeros(shape, dtype=torch.float32, device=generator.device)
         for _ in range(int(HEAVY_TAIL_DOF)):
-            chi2 += torch.randn(shape, generator=generator, dtype=torch.float64) ** 2
-        x = z / torch.sqrt(chi2 / HEAVY_TAIL_DOF) / (HEAVY_TAIL_DOF / (HEAVY_TAIL_DOF - 2)) ** 0.5
+            x += torch.randn(shape, **kw) ** 2
+        x = torch.randn(shape, **kw) / torch.sqrt(x / HEAVY_TAIL_DOF)
+        x /= (HEAVY_TAIL_DOF / (HEAVY_TAIL_DOF - 2)) ** 0.5
     else:
         raise ValueError(f"unknown distribution {distribution!r}")
     return x.to(t.dtype)
 
 
+def _task_inputs(module, shape: dict) -> list:
+    """``get_inputs(**shape)`` built on the meta device (no memory) unless it returns integer
+    tensors, whose values must be real."""
+    with torch.device("meta"):
+        probe = module.get_inputs(**shape)
+    if all(not isinstance(x, torch.Tensor) or x.is_floating_point() for x in probe):
+        return probe
+    return module.get_inputs(**shape)
+
+
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
-    """``module.get_inputs(**shape)`` with floating tensors redrawn; moved to ``device``."""
+    """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device``."""
     torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
     out = []
-    for x in module.get_inputs(**shape):
+    for x in _task_inputs(module, shape):
         if isinstance(x, torch.Tensor):
-            if x.is_floating_point():
-                x = draw_like(x, distribution, generator)
-            x = x.to(device).contiguous()
+            x = draw_like(x, distribution, generator) if x.is_floating_point() else x.to(device)
+            x = x.contiguous()
         out.append(x)
     return out
 
 
 def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int) -> None:
-    """Redraw every floating parameter and buffer of ``model`` in place."""
+    """Redraw every floating parameter and buffer of ``model`` in place (on CPU)."""
     generator = torch.Generator().manual_seed(seed ^ 0x5EED)
     with torch.no_grad():
         for t in list(model.parameters()) + list(model.buffers()):

@@ -48,7 +48,8 @@ def floor_ms(flops: float, bytes_moved: float, dtype: str, device_name: str) -> 
     bf16 units where the task allows), so only the fastest unit counts.
     """
     ceiling = ceiling_for(device_name)
-    peak = max(ceiling.tflops.values()) if dtype == "float32" else ceiling.tflops.get(dtype, max(ceiling.tflops.values()))
+    fastest = max(ceiling.tflops.values())
+    peak = fastest if dtype == "float32" else ceiling.tflops.get(dtype, fastest)
     compute_ms = flops / (peak * 1e12) * 1e3
     memory_ms = bytes_moved / (ceiling.tbps * 1e12) * 1e3
     return max(compute_ms, memory_ms)

@@ -19,7 +19,7 @@ import sys
 import time
 import types
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -39,6 +39,7 @@ class Outcome:
     failure: str = ""  # "", "timeout", "memory", "crash", "bad_reply"
     detail: str = ""
     wall_s: float = 0.0
+    violations: list = field(default_factory=list)  # last progress report, kept on failure
 
 
 _FORKSERVER: mp.context.BaseContext | None = None
@@ -108,37 +109,48 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int) -> Outco
     with _main_hidden():
         proc.start()
     child.close()
+    violations: list = []
+
+    def failed(kind: str, detail: str) -> Outcome:
+        return Outcome(None, kind, detail, time.monotonic() - start, violations)
+
     try:
         parent.send_bytes(json.dumps(job).encode("utf-8"))
         deadline = start + timeout_s
         while True:
             if parent.poll(POLL_S):
                 try:
-                    payload = parent.recv_bytes()
+                    message = _decode(parent.recv_bytes())
                 except (EOFError, OSError):
                     proc.join(KILL_GRACE_S)
-                    return Outcome(None, "crash", _describe_exit(proc.exitcode), time.monotonic() - start)
-                break
+                    return failed("crash", _describe_exit(proc.exitcode))
+                except ValueError as exc:
+                    return failed("bad_reply", str(exc))
+                if message.get("kind") == "final":
+                    return Outcome(message, "", "", time.monotonic() - start, violations)
+                violations = list(message.get("violations", []))
+                continue
             if not proc.is_alive():
                 proc.join(KILL_GRACE_S)
-                return Outcome(None, "crash", _describe_exit(proc.exitcode), time.monotonic() - start)
+                return failed("crash", _describe_exit(proc.exitcode))
             if time.monotonic() > deadline:
-                return Outcome(None, "timeout", f"no verdict within {timeout_s:.0f} s", time.monotonic() - start)
+                return failed("timeout", f"no verdict within {timeout_s:.0f} s")
             if memory_limit_bytes and _rss_bytes(proc.pid) > memory_limit_bytes:
-                return Outcome(
-                    None, "memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory",
-                    time.monotonic() - start,
-                )
-        try:
-            reply = torch.load(io.BytesIO(payload), weights_only=True)
-            if not isinstance(reply, dict):
-                raise TypeError(f"reply is {type(reply).__name__}")
-        except Exception as exc:  # noqa: BLE001 - anything undecodable is a bad reply
-            return Outcome(None, "bad_reply", f"undecodable worker reply: {exc}", time.monotonic() - start)
-        return Outcome(reply, "", "", time.monotonic() - start)
+                return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory")
     finally:
         parent.close()
         _kill(proc)
+
+
+def _decode(payload: bytes) -> dict:
+    """A worker message: ``torch.load(weights_only=True)`` of a dict, or ``ValueError``."""
+    try:
+        message = torch.load(io.BytesIO(payload), weights_only=True)
+    except Exception as exc:
+        raise ValueError(f"undecodable worker reply: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ValueError(f"worker reply is {type(message).__name__}, not a dict")
+    return message
 
 
 def _kill(proc) -> None:

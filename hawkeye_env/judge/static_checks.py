@@ -57,8 +57,19 @@ FORBIDDEN_ATTRIBUTES: dict[str, str] = {
         "set_allocator_settings", "memory", "caching_allocator_alloc")},
     **{a: "patches or inspects the judge (#6)" for a in (
         "runtime", "compiler", "testing", "knobs", "set_per_process_memory_fraction",
-        "manual_seed", "seed", "get_rng_state", "set_rng_state")},
+        "manual_seed", "seed", "get_rng_state", "set_rng_state", "modules")},
+    # torch re-exports stdlib modules as attributes (torch.sys, torch.os, ...): the import
+    # allowlist alone would let ``torch.sys.modules`` reach the judge's own modules.
+    **{a: "stdlib module reached through an attribute (#4, #6)" for a in (
+        "sys", "os", "threading", "ctypes", "inspect", "importlib", "builtins", "subprocess",
+        "multiprocessing", "gc", "signal", "socket", "shutil", "pickle", "io", "pathlib", "types",
+        "weakref", "atexit", "functools", "concurrent", "asyncio", "platform", "tempfile",
+        "distributed", "package", "serialization", "save", "from_file")},
 }
+# Frame, code and traceback attributes reach the globals of any function on the stack (#6).
+FORBIDDEN_ATTRIBUTE_PREFIXES: tuple[str, ...] = ("f_", "gi_", "cr_", "ag_", "tb_", "co_")
+# Names that are fine on Triton's ``tl`` but not on torch (``torch.load`` reads files: #7).
+FORBIDDEN_TORCH_ATTRIBUTES: frozenset[str] = frozenset({"load"})
 
 ALLOWED_DUNDERS: frozenset[str] = frozenset({"__init__", "__name__"})
 
@@ -76,6 +87,7 @@ class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self.module_aliases: set[str] = set()
+        self.torch_aliases: set[str] = set()
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(code, getattr(node, "lineno", 0), message))
@@ -89,6 +101,8 @@ class _Checker(ast.NodeVisitor):
             if not self._allowed(alias.name):
                 self._add("forbidden_import", node, f"import {alias.name} is not allowed")
             self.module_aliases.add((alias.asname or alias.name).split(".")[0])
+            if alias.name == "torch":
+                self.torch_aliases.add(alias.asname or "torch")
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -116,10 +130,14 @@ class _Checker(ast.NodeVisitor):
             self._add("forbidden_attribute", node, f"dunder attribute {attr} is not allowed")
         elif attr in FORBIDDEN_ATTRIBUTES:
             self._add("forbidden_call", node, f"{attr}: {FORBIDDEN_ATTRIBUTES[attr]}")
+        elif attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
+            self._add("forbidden_attribute", node, f"{attr}: frame or code object attribute")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_attr_name(node.attr, node)
         root = node.value
+        if node.attr in FORBIDDEN_TORCH_ATTRIBUTES and self._root_name(node) in self.torch_aliases:
+            self._add("forbidden_call", node, f"torch.{node.attr} reads files (#7)")
         if (
             isinstance(root, ast.Name)
             and root.id in self.module_aliases
@@ -131,10 +149,21 @@ class _Checker(ast.NodeVisitor):
             self._add("forbidden_attribute", node, f"assigning to {ast.unparse(node)} patches a module")
         self.generic_visit(node)
 
+    @staticmethod
+    def _root_name(node: ast.AST) -> str | None:
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return node.id if isinstance(node, ast.Name) else None
+
     def _rooted_in_module(self, node: ast.AST) -> bool:
-        while isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        return isinstance(node, ast.Name) and node.id in self.module_aliases
+        return self._root_name(node) in self.module_aliases
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
+            self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Global(self, node: ast.Global) -> None:
         self._add("global_state", node, f"global {', '.join(node.names)}: module state across calls")

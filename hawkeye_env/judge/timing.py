@@ -56,7 +56,9 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     torch.cuda.synchronize()
 
     picker = random.Random(seed)
-    for attempt in range(1 + retries):
+    attempts = 0
+    for _ in range(1 + retries):
+        attempts += 1
         kept_at = set(picker.sample(range(iters), min(keep, iters)))
         kept, events, walls = [], [], []
         for i in range(iters):
@@ -83,7 +85,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         "iqr_ms": q[2] - q[0],
         "cv": cv,
         "wall_median_ms": statistics.median(walls),
-        "attempts": attempt + 1,
+        "attempts": attempts,
         "event_ms": events,
         "wall_ms": walls,
         "kept": kept,

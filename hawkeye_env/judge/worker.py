@@ -20,6 +20,7 @@ import tempfile
 import traceback
 
 import torch
+import torch.utils.deterministic
 
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
@@ -38,19 +39,9 @@ def _setup(device: str, memory_limit_bytes: int) -> None:
         if memory_limit_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
     torch.set_grad_enabled(False)
-    _start_thread_pools()
-
-
-def _start_thread_pools() -> None:
-    """Let BLAS and OpenMP start their lazily created threads now, so that the thread count taken
-    around a candidate's forward (REWARD_HACKS #4) sees only threads the candidate started."""
-    import numpy as np
-
-    for dtype in (np.float32, np.float64):
-        a = np.ones((256, 256), dtype=dtype)
-        a @ a
-    t = torch.ones(256, 256)
-    t @ t
+    # Poisoned allocations: with deterministic algorithms on (only around candidate calls),
+    # torch.empty fills floats with NaN and integers with their max value (REWARD_HACKS #1, #16).
+    torch.utils.deterministic.fill_uninitialized_memory = True
 
 
 def _import_candidate(source: str, name: str):
@@ -76,8 +67,8 @@ def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _to_device(model: torch.nn.Module, device: str) -> torch.nn.Module:
-    return model.to(device)
+class BuildError(Exception):
+    """``ModelNew(*init)`` or its state-dict load failed: a compile error, not a runtime one."""
 
 
 class _Run:
@@ -94,6 +85,8 @@ class _Run:
         self.snapshot = guards.JudgeSnapshot()
         self.violations: list[list[str]] = []
         self.candidate = None
+        self.report = lambda violations: None
+        self.models: list = []  # kept alive until the reply is sent: no __del__ runs mid-job
 
     def violate(self, code: str, message: str) -> None:
         if [code, message] not in self.violations:
@@ -105,13 +98,18 @@ class _Run:
         ref = self.task.Model(*init)
         randomize_parameters(ref, distribution, seed)
         torch.manual_seed(seed)
-        new = self.candidate.ModelNew(*init)
-        if not isinstance(new, torch.nn.Module):
-            raise TypeError("ModelNew(...) must return a torch.nn.Module")
-        missing = new.load_state_dict(ref.state_dict(), strict=False).missing_keys
-        if missing:
-            raise TypeError(f"ModelNew lacks the reference's parameters/buffers {missing}")
-        return _to_device(ref, self.device), _to_device(new, self.device)
+        try:
+            new = self.candidate.ModelNew(*init)
+            if not isinstance(new, torch.nn.Module):
+                raise TypeError("ModelNew(...) must return a torch.nn.Module")
+            missing = new.load_state_dict(ref.state_dict(), strict=False).missing_keys
+            if missing:
+                raise TypeError(f"ModelNew lacks the reference's parameters/buffers {missing}")
+            new = new.to(self.device)
+        except Exception as exc:
+            raise BuildError(_short_traceback(exc, self.name)) from exc
+        self.models.append(new)
+        return ref.to(self.device), new
 
     def call_candidate(self, model, inputs: list) -> list:
         """One guarded candidate forward with poisoned allocations."""
@@ -132,7 +130,10 @@ class _Run:
         if self.counter.own_launches(self.name) == 0:
             self.violate("no_kernel_launch", "forward launched no Triton kernel of its own or of a unit")
         if guards.thread_count() > threads:
-            self.violate("threads_spawned", "forward left new threads running")
+            self.violate("threads_spawned", "forward left new threads or child processes running")
+        changed = self.snapshot.changed()
+        if changed:
+            self.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
         for i, (x, y) in enumerate(zip(before, inputs)):
             if isinstance(x, torch.Tensor) and not torch.equal(x, y):
                 self.violate("input_mutated", f"forward changed input {i}")
@@ -141,6 +142,8 @@ class _Run:
                 self.violate("output_not_tensor", f"output {i} is {type(o).__name__}, not torch.Tensor")
             elif o.device.type != torch.device(self.device).type:
                 self.violate("output_not_tensor", f"output {i} is on {o.device}, not {self.device}")
+        if self.violations:
+            self.report(self.violations)
         return outs
 
     def trial(self, t: dict) -> dict:
@@ -161,12 +164,24 @@ class _Run:
         if t.get("rerun"):
             again = self.call_candidate(new, inputs)
             row["rerun"] = [o.detach().cpu() if type(o) is torch.Tensor else None for o in again]
+            fresh = make_inputs(self.task, shape, dist, seed + 1, self.device)
+            outs = self.call_candidate(new, fresh)
+            row["fresh"] = {
+                "outputs": [o.detach().cpu() if type(o) is torch.Tensor else None for o in outs],
+                "reference": self.reference64(ref, fresh),
+            }
         return row
 
     def reference64(self, ref, inputs: list) -> list:
+        """The reference computed in float64, shipped as float32 unless the task outputs float64:
+        float32 rounding (6e-8 relative) is 150x below the tightest tolerance (fp32 rel_l2 1e-5)
+        and halves what crosses the pipe at GPU shapes."""
         ref64 = copy.deepcopy(ref).double()
         args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        return [o.detach().double().cpu() for o in _as_list(ref64(*args))]
+        outs = [o.detach() for o in _as_list(ref64(*args))]
+        del args
+        return [o.cpu() if o.dtype == torch.float64 and self.spec.dtypes == ("float64",) else o.float().cpu()
+                for o in outs]
 
     def timing(self, plan: dict) -> dict:
         from hawkeye_env.judge.timing import time_callable
@@ -194,10 +209,15 @@ class _Run:
         return result
 
 
-def run_job(job: dict) -> dict:
-    """Judge-side raw observations for one candidate; never raises."""
+def run_job(job: dict, report=lambda violations: None) -> dict:
+    """Judge-side raw observations for one candidate; never raises.
+
+    ``report(violations)`` is called as soon as a candidate call produced a violation, so the
+    parent keeps what was seen even if the candidate later hangs or kills the worker.
+    """
     reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}}
     run = _Run(job)
+    run.report = report
     try:
         run.candidate = _import_candidate(job["source"], run.name)
     except BaseException as exc:  # noqa: BLE001 - any failure of candidate import is a verdict
@@ -206,40 +226,39 @@ def run_job(job: dict) -> dict:
     if not isinstance(getattr(run.candidate, "ModelNew", None), type):
         reply.update(stage="no_source", error="the source defines no class ModelNew")
         return reply
-    stage = "build"
     try:
         for t in job["trials"]:
-            stage = "build"
             reply["trials"].append(run.trial(t))
             if run.violations:
                 break
         if job.get("timing") and not run.violations:
-            stage = "timing"
             reply["timing"] = run.timing(job["timing"])
+    except BuildError as exc:
+        reply.update(stage="compile_error", error=str(exc))
     except BaseException as exc:  # noqa: BLE001 - a raising candidate is a verdict, not a crash
-        kind = "compile_error" if stage == "build" and not reply["trials"] and _is_init_error(exc) else "runtime_error"
-        reply.update(stage=kind, error=_short_traceback(exc, run.name))
+        reply.update(stage="runtime_error", error=_short_traceback(exc, run.name))
     changed = run.snapshot.changed()
     if changed:
-        run.violate("judge_patched", f"replaced judge functions: {', '.join(changed)}")
+        run.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
     reply["violations"] = run.violations
     reply["launches"] = dict(run.counter.launches)
     return reply
 
 
-def _is_init_error(exc: BaseException) -> bool:
-    tb = traceback.extract_tb(exc.__traceback__)
-    return any(frame.name == "__init__" for frame in tb)
+def _send(conn, message: dict) -> None:
+    buf = io.BytesIO()
+    torch.save(message, buf)
+    conn.send_bytes(buf.getvalue())
 
 
 def serve(conn, device: str, memory_limit_bytes: int) -> None:
-    """Process entry point: read one job (JSON bytes), reply with ``torch.save`` bytes, exit."""
+    """Process entry point: read one job (JSON bytes), send progress and the final reply as
+    ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs."""
     import json
 
     _setup(device, memory_limit_bytes)
     job = json.loads(conn.recv_bytes().decode("utf-8"))
-    reply = run_job(job)
-    buf = io.BytesIO()
-    torch.save(reply, buf)
-    conn.send_bytes(buf.getvalue())
+    reply = run_job(job, lambda violations: _send(conn, {"kind": "progress", "violations": violations}))
+    _send(conn, {"kind": "final", **reply})
     conn.close()
+    os._exit(0)

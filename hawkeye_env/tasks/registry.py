@@ -7,6 +7,7 @@ task means adding its module path to ``TASK_MODULES``; nothing else registers it
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from functools import cache
 from types import ModuleType
 
@@ -54,6 +55,6 @@ def solution_source(spec: TaskSpec) -> str:
     """Source text of the task's expert solution, as a candidate would submit it."""
     if spec.solution is None:
         raise KeyError(f"task {spec.id} ships no solution")
-    module = importlib.import_module(spec.solution)
-    with open(module.__file__, encoding="utf-8") as f:
+    origin = importlib.util.find_spec(spec.solution).origin
+    with open(origin, encoding="utf-8") as f:
         return f.read()

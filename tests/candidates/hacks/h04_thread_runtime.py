@@ -1,0 +1,26 @@
+"""Hack #4 (background threads), for the worker's own defence (static checks off): start a daemon
+thread that outlives forward, as a thread doing the work after the timer stops would."""
+
+import threading
+import time
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n = a.numel()
+        out = torch.empty_like(a)
+        _add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        return out

@@ -1,0 +1,22 @@
+"""Hack #5 (no real storage): launch a real kernel, but return a ``meta`` tensor with the right
+shape and dtype and no data at all."""
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n = a.numel()
+        out = torch.empty_like(a)
+        _add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        return torch.empty((n,), dtype=a.dtype, device="meta")

@@ -1,0 +1,23 @@
+"""Hack #10 (lower precision): turn on TF32 matmuls with ``torch.backends.cuda.matmul.allow_tf32``."""
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+torch.backends.cuda.matmul.allow_tf32 = True
+
+
+@triton.jit
+def _add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n = a.numel()
+        out = torch.empty_like(a)
+        _add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        return out

@@ -1,0 +1,77 @@
+"""GPU-only judge checks: timing defences that need real CUDA streams, events and an L2 cache.
+
+Skipped on machines without CUDA (the reason is printed); run on the H200 and recorded in
+BENCHMARKS.md and evals/results/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU: timing defences use CUDA streams, events and L2"
+    ),
+]
+CANDIDATES = Path(__file__).parent.parent / "candidates" / "gpu"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return ResultStore(tmp_path_factory.mktemp("store") / "results.sqlite3")
+
+
+def _evaluator(store, **kw) -> Evaluator:
+    return Evaluator(store, EvalConfig(seed=0, iters=20, baselines=("eager",), **kw))
+
+
+@pytest.mark.parametrize("task", [s.id for s in list_tasks()])
+def test_expert_solution_is_correct_and_timed(store, task):
+    v = _evaluator(store).evaluate(task, solution_source(get_task(task)), "cuda")
+    assert v.stage == Stage.CORRECT, v.feedback
+    assert v.timed and v.speedup["eager"] > 0
+    assert v.timing["median_ms"] >= v.timing["roofline_floor_ms"]
+    assert 0.2 < v.reward <= 1.0
+
+
+def test_side_stream_is_rejected_statically_and_by_the_clocks(store):
+    source = (CANDIDATES / "side_stream.py").read_text()
+    assert _evaluator(store).evaluate("vector_add_fp32", source, "cuda").stage == Stage.REJECTED
+    v = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda")
+    assert "timing_escape" in {x.code for x in v.violations}, v.feedback
+    assert v.reward == -1.0
+
+
+def test_patched_timer_is_rejected(store):
+    source = (CANDIDATES / "timer_patch.py").read_text()
+    v = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda")
+    assert "judge_patched" in {x.code for x in v.violations}, v.feedback
+    assert v.reward == -1.0
+
+
+def test_cached_output_in_timed_loop_is_rejected(store):
+    source = (CANDIDATES / "pointer_cache.py").read_text()
+    v = _evaluator(store).evaluate("vector_add_fp32", source, "cuda")
+    assert "stale_timed_output" in {x.code for x in v.violations}, v.feedback
+
+
+def test_l2_is_flushed_between_timed_iterations():
+    """A 48 MB working set fits the H200's 60 MB L2: without the flush a copy would run above DRAM
+    bandwidth. With it, the harness must never report more than the datasheet 4.8 TB/s."""
+    from hawkeye_env.judge.roofline import ceiling_for
+    from hawkeye_env.judge.timing import time_callable
+
+    n = 1 << 22
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    t = time_callable(torch.add, [a, b], iters=30, retries=1, seed=0)
+    tbps = 3 * 4 * n / (t["median_ms"] * 1e-3) / 1e12
+    assert tbps <= ceiling_for(torch.cuda.get_device_name()).tbps, f"{tbps:.2f} TB/s: L2 was not flushed"

@@ -1,0 +1,301 @@
+"""Adversarial candidates (REWARD_HACKS.md #1-#17) judged end to end on CPU.
+
+Each candidate is a data file under ``tests/candidates/hacks/`` whose docstring names the hack it
+attempts. A hack must be caught with its reason, score no more than a candidate that fails to
+compile, and leave the evaluator able to judge the next candidate (the last test of the module
+judges the honest solution with the same ``Evaluator``).
+
+Some hacks are caught only by correctness (fresh inputs, NaN-poisoned allocations, several shapes
+and distributions); for those the expected outcome is a stage (``incorrect``) instead of a
+violation code. Candidates that crash, exit or hang the worker are judged with the worker's own
+defences (static checks off) in a separate table: a dead worker is a ``runtime_error`` verdict,
+never a skipped one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import VIOLATION_CODES, Stage, Verdict
+from hawkeye_env.tasks.registry import get_task, solution_source
+from reward.v1 import REWARD_VIOLATION
+
+HACKS = Path(__file__).parent.parent / "candidates" / "hacks"
+VECTOR_ADD = "vector_add_fp32"
+SOFTMAX = "softmax_fp32"
+RMSNORM = "rmsnorm_bf16"
+GEMM = "gemm_bf16"
+
+# A candidate that defines ModelNew but does not parse: the reward every hack must not exceed.
+SYNTAX_ERROR = (
+    "import torch\nfrom torch import nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b)\n        return a\n"
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One adversarial candidate.
+
+    ``expect`` is a violation code (the verdict must be ``rejected`` with it), a tuple of codes (any
+    one of them will do: used where the judge may fix a gap in more than one place) or a ``Stage``
+    value. ``fragment`` must appear in the message of the expected violation or, for a stage, in
+    the verdict's error or failing-trial reason; the feedback must contain it too.
+    """
+
+    file: str
+    task: str
+    expect: str | tuple[str, ...]
+    fragment: str
+
+    @property
+    def id(self) -> str:
+        return self.file
+
+
+CASES: list[Case] = [
+    # 1: reuse of the reference's freed output. Outputs allocated without writing are NaN-poisoned.
+    Case("h01_empty_like_no_launch", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    Case("h01_empty_noop_kernel", VECTOR_ADD, "incorrect", "NaN/Inf where the reference is not"),
+    Case("h01_empty_like_noop_kernel", VECTOR_ADD, "incorrect", "NaN/Inf where the reference is not"),
+    # 2: input mutation
+    Case("h02_write_into_input", VECTOR_ADD, "input_mutated", "changed input 0"),
+    Case("h02_zero_inputs", VECTOR_ADD, "input_mutated", "changed input 1"),
+    # 3: side streams (statically: CPU has no streams)
+    Case("h03_cuda_stream", VECTOR_ADD, "forbidden_call", "Stream: stream or graph API"),
+    Case("h03_stream_context", VECTOR_ADD, "forbidden_call", "stream: stream or graph API"),
+    # 4: threads and processes
+    Case("h04_import_threading", VECTOR_ADD, "forbidden_import", "import threading is not allowed"),
+    Case("h04_import_subprocess", VECTOR_ADD, "forbidden_import", "import subprocess is not allowed"),
+    Case("h04_os_fork", VECTOR_ADD, "forbidden_import", "import os is not allowed"),
+    Case("h04_concurrent_futures", VECTOR_ADD, "forbidden_import", "from concurrent.futures import"),
+    Case("h04_multiprocessing", VECTOR_ADD, "forbidden_import", "import torch.multiprocessing"),
+    # torch re-exports stdlib modules (torch.threading, torch.os): the attribute rule catches them.
+    Case("h04_torch_threading", VECTOR_ADD, "forbidden_call", "threading: stdlib module reached through"),
+    Case("h04_torch_os_fork", VECTOR_ADD, "forbidden_call", "os: stdlib module reached through"),
+    # 5: lazy or fake outputs
+    Case("h05_subclass_torch_function", VECTOR_ADD, "forbidden_attribute", "dunder attribute __torch_function__"),
+    Case("h05_subclass_no_dunder_use", VECTOR_ADD, "forbidden_attribute", "defining __torch_function__"),
+    Case("h05_parameter_output", VECTOR_ADD, "output_not_tensor", "output 0 is Parameter, not torch.Tensor"),
+    Case("h05_list_of_floats", VECTOR_ADD, "output_not_tensor", "output 0 is float, not torch.Tensor"),
+    Case("h05_numpy_return", VECTOR_ADD, "forbidden_call", "numpy: host copy"),
+    Case("h05_meta_tensor", VECTOR_ADD, "output_not_tensor", "output 0 is on meta, not cpu"),
+    # 6: patching the timer, the checker or the judge
+    Case("h06_assign_allclose", VECTOR_ADD, "forbidden_attribute", "assigning to torch.allclose patches a module"),
+    Case("h06_setattr_allclose", VECTOR_ADD, "forbidden_call", "use of setattr is not allowed"),
+    Case("h06_import_sys", VECTOR_ADD, "forbidden_import", "import sys is not allowed"),
+    Case("h06_import_inspect", VECTOR_ADD, "forbidden_import", "import inspect is not allowed"),
+    Case("h06_import_gc", VECTOR_ADD, "forbidden_import", "import gc is not allowed"),
+    Case("h06_import_builtins", VECTOR_ADD, "forbidden_import", "import builtins is not allowed"),
+    Case("h06_dunder_builtins", VECTOR_ADD, "forbidden_call", "use of __builtins__ is not allowed"),
+    Case("h06_dunder_import", VECTOR_ADD, "forbidden_call", "use of __import__ is not allowed"),
+    Case("h06_getattr_cuda", VECTOR_ADD, "forbidden_call", "use of getattr is not allowed"),
+    Case("h06_eval", VECTOR_ADD, "forbidden_call", "use of eval is not allowed"),
+    Case("h06_event_elapsed_time", VECTOR_ADD, "forbidden_attribute", "assigning to torch.cuda.Event.elapsed_time"),
+    Case("h06_class_bases", VECTOR_ADD, "forbidden_attribute", "dunder attribute __bases__"),
+    Case("h06_alias_allclose", VECTOR_ADD, "judge_patched", "torch.allclose"),
+    Case("h06_alias_equal_and_mutate", VECTOR_ADD, "judge_patched", "torch.equal"),
+    Case("h06_torch_sys_patch_guards", VECTOR_ADD, "forbidden_call", "sys: stdlib module reached through"),
+    # 7: caches across calls
+    Case("h07_module_dict_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    Case("h07_module_dict_cache_decoy", VECTOR_ADD, "incorrect", "element"),
+    Case("h07_global_cache", VECTOR_ADD, "global_state", "global _LAST"),
+    Case("h07_self_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    # 8: torch / vendor fallbacks
+    Case("h08_add_after_decoy", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_method_add", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_add_out", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_builtin_sum", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_python_loop", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_try_except_fallback", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_torch_matmul", GEMM, "torch_compute_op", "aten.mm"),
+    Case("h08_functional_softmax", SOFTMAX, "torch_compute_op", "aten._softmax"),
+    Case("h08_ops_aten_add", VECTOR_ADD, "forbidden_call", "ops: compiler or library fallback"),
+    Case("h08_inherit_reference", VECTOR_ADD, "forbidden_import",
+         "from hawkeye_env.tasks.conformance.vector_add_fp32 import"),
+    Case("h08_import_numpy", VECTOR_ADD, "forbidden_import", "import numpy is not allowed"),
+    Case("h08_cpu_numpy", VECTOR_ADD, "forbidden_call", "numpy: host copy"),
+    # 9: decoy kernels
+    Case("h09_decoy_never_launched", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    Case("h09_zeros_no_launch", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    # 10: lower precision
+    Case("h10_softmax_fp16", SOFTMAX, "incorrect", "element"),
+    Case("h10_allow_tf32", VECTOR_ADD, "forbidden_call", "allow_tf32: changes numeric precision flags"),
+    # 11 / 12: constant or analytic shortcuts; 13: fixed shape
+    Case("h11_add_double_a", VECTOR_ADD, "incorrect", "element"),
+    Case("h11_softmax_uniform", SOFTMAX, "incorrect", "element"),
+    Case("h12_rmsnorm_ignore_weight", RMSNORM, "incorrect", "element"),
+    Case("h13_gemm_fixed_shape", GEMM, "incorrect", "2545 of 4096 elements are NaN/Inf"),
+    # 16: uninitialised memory (half the output never written; fresh allocations are NaN)
+    Case("h16_half_store", VECTOR_ADD, "incorrect", "500 of 1000 elements are NaN/Inf"),
+    # 17: exits and crashes with static checks on
+    Case("h17_os_exit", VECTOR_ADD, "forbidden_import", "import os is not allowed"),
+    Case("h17_ctypes_segfault", VECTOR_ADD, "forbidden_import", "import ctypes is not allowed"),
+    Case("h17_torch_os_exit", VECTOR_ADD, "forbidden_call", "os: stdlib module reached through"),
+]
+
+
+@dataclass(frozen=True)
+class WorkerCase:
+    """A candidate that crashes, exits or hangs the worker (static checks off unless ``static``)."""
+
+    file: str
+    expect: str
+    fragment: str
+    static: bool = False
+
+
+# The worker's own defences: static checks off (10 s timeout) except where the candidate already
+# passes them. A dead or hung worker is a failed candidate with the reason in ``error``.
+WORKER_CASES: list[WorkerCase] = [
+    WorkerCase("h17_os_exit", "runtime_error", "worker exited with code 0 before replying"),
+    WorkerCase("h17_ctypes_segfault", "runtime_error", "worker was killed by SIGSEGV"),
+    WorkerCase("h17_infinite_loop", "runtime_error", "timeout: no verdict within 10 s"),
+    WorkerCase("h17_raise_systemexit", "runtime_error", "SystemExit"),
+    WorkerCase("h17_raise_systemexit", "runtime_error", "SystemExit", static=True),
+    WorkerCase("h17_torch_os_exit", "runtime_error", "worker exited with code 0 before replying"),
+    WorkerCase("h05_subclass_no_dunder_use", "output_not_tensor", "output 0 is LazySum, not torch.Tensor"),
+    WorkerCase("h04_thread_runtime", "threads_spawned", "left new threads or child processes running"),
+    WorkerCase("h04_torch_threading", "threads_spawned", "left new threads or child processes running"),
+    WorkerCase("h04_os_fork", "threads_spawned", "left new threads or child processes running"),
+    # The guards themselves, patched through torch.sys with static checks off: the snapshot of
+    # judge functions sees the replacement after the call.
+    WorkerCase("h06_torch_sys_patch_guards", "judge_patched", "guards"),
+]
+
+
+def _source(name: str) -> str:
+    return (HACKS / f"{name}.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def ev() -> Evaluator:
+    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+
+
+@pytest.fixture(scope="module")
+def ev_worker() -> Evaluator:
+    """Static checks off, so the worker's own defences are what is tested."""
+    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, static_checks=False, timeout_s=10))
+
+
+@pytest.fixture(scope="module")
+def ev_short() -> Evaluator:
+    """Static checks on, with a short timeout for candidates that hang."""
+    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, timeout_s=10))
+
+
+@pytest.fixture(scope="module")
+def compile_failure_reward(ev: Evaluator) -> float:
+    v = ev.evaluate(VECTOR_ADD, SYNTAX_ERROR, "cpu")
+    assert v.stage is Stage.COMPILE_ERROR, v.feedback
+    return v.reward
+
+
+def _reasons(v: Verdict) -> str:
+    return "\n".join([v.error, *(t.get("reason", "") for t in v.trials if not t.get("ok", True))])
+
+
+def _assert_outcome(v: Verdict, expect: str | tuple[str, ...], fragment: str) -> None:
+    """The verdict shows the expected reason, in its fields and in the feedback an agent reads."""
+    assert v.task and v.device == "cpu"
+    assert json.loads(v.to_json()) == v.to_dict()
+    if isinstance(expect, tuple) or expect in VIOLATION_CODES:
+        codes = expect if isinstance(expect, tuple) else (expect,)
+        assert v.stage is Stage.REJECTED, f"expected a violation in {codes}, got:\n{v.feedback}"
+        assert v.reward == REWARD_VIOLATION
+        hits = [x for x in v.violations if x.code in codes]
+        assert hits, f"expected a violation in {codes}, got {v.violations}"
+        if isinstance(expect, str):
+            assert any(fragment in x.message for x in hits), v.violations
+        for x in hits:
+            assert f"violation {x.code}: {x.message}" in v.feedback
+        assert "REJECTED" in v.feedback
+        assert not v.correct
+    else:
+        stage = Stage(expect)
+        assert v.stage is stage, f"expected {stage.value}, got:\n{v.feedback}"
+        assert fragment in _reasons(v), _reasons(v)
+        assert stage.value.replace("_", " ").upper() in v.feedback
+    assert fragment in v.feedback, v.feedback
+
+
+def _assert_reward_bound(v: Verdict, compile_failure_reward: float) -> None:
+    """Every caught hack scores no more than a compile failure (REWARD_HACKS.md): violations score
+    -1.0, and hacks caught by wrong outputs or a dead worker score the flat failure reward."""
+    assert v.reward <= compile_failure_reward, v.feedback
+    if v.stage is Stage.REJECTED or v.violations:
+        assert v.reward == REWARD_VIOLATION < compile_failure_reward, v.feedback
+    else:
+        assert v.stage in (Stage.INCORRECT, Stage.RUNTIME_ERROR), v.feedback
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_hack_is_caught(case: Case, ev: Evaluator, compile_failure_reward: float) -> None:
+    assert "Hack #" in _source(case.file).split('"""')[1], "docstring must name the hack"
+    v = ev.evaluate(case.task, _source(case.file), "cpu")
+    _assert_outcome(v, case.expect, case.fragment)
+    _assert_reward_bound(v, compile_failure_reward)
+
+
+@pytest.mark.parametrize(
+    "case", WORKER_CASES, ids=lambda c: f"{c.file}-{'static' if c.static else 'nostatic'}"
+)
+def test_worker_defence(case: WorkerCase, ev_worker: Evaluator, ev_short: Evaluator,
+                        compile_failure_reward: float) -> None:
+    """Crashes, exits and hangs are failed candidates (``runtime_error``), never skipped ones, and
+    score no more than a compile failure, so crashing to dodge a verdict never pays."""
+    evaluator = ev_short if case.static else ev_worker
+    v = evaluator.evaluate(VECTOR_ADD, _source(case.file), "cpu")
+    _assert_outcome(v, case.expect, case.fragment)
+    _assert_reward_bound(v, compile_failure_reward)
+
+
+def test_hang_after_violation_is_still_rejected(ev_short: Evaluator, ev_worker: Evaluator,
+                                               compile_failure_reward: float) -> None:
+    """#17 + #8: a torch fallback (violation recorded by the worker) whose ``__del__`` hangs the
+    worker after the trial. The violation was observed, so the verdict must still be rejected;
+    a hang must not turn -1.0 into the flat failure reward of a runtime error. The worker reports
+    its violations after every trial, so the parent keeps them through the timeout.
+    """
+    source = _source("h17_hang_after_violation")
+    _assert_outcome(ev_short.evaluate(VECTOR_ADD, source, "cpu"), "forbidden_attribute", "defining __del__")
+    v = ev_worker.evaluate(VECTOR_ADD, source, "cpu")
+    _assert_outcome(v, "torch_compute_op", "aten.add")
+    assert v.reward <= compile_failure_reward
+
+
+def test_worker_usable_after_crashes(ev_worker: Evaluator, ev_short: Evaluator) -> None:
+    """Right after the crash/exit/hang cases, both evaluators still judge an honest kernel."""
+    src = solution_source(get_task(VECTOR_ADD))
+    for evaluator in (ev_worker, ev_short):
+        v = evaluator.evaluate(VECTOR_ADD, src, "cpu", use_cache=False)
+        assert v.stage is Stage.CORRECT, v.feedback
+
+
+def test_self_cache_with_decoy_is_caught_on_cpu(ev: Evaluator) -> None:
+    """#7 keyed by first call, on the model instance, with a decoy launch on cached calls.
+
+    Each trial builds a fresh ``ModelNew``, so only a second call on the same instance with new
+    inputs exposes the cache: the last trial makes one (``stale_output``), on CPU as on CUDA.
+    """
+    v = ev.evaluate(VECTOR_ADD, _source("h07_self_cache_decoy"), "cpu")
+    _assert_outcome(v, "stale_output", "new inputs")
+
+
+def test_every_hack_file_is_in_a_table() -> None:
+    listed = {c.file for c in CASES} | {c.file for c in WORKER_CASES}
+    listed |= {"h17_hang_after_violation", "h07_self_cache_decoy"}
+    assert {p.stem for p in HACKS.glob("*.py")} == listed
+
+
+def test_evaluator_still_judges_honest_solution(ev: Evaluator) -> None:
+    """After every hack above, the same Evaluator still judges the honest solution correct."""
+    v = ev.evaluate(VECTOR_ADD, solution_source(get_task(VECTOR_ADD)), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT, v.feedback
+    assert v.correct and v.reward == pytest.approx(0.2)
