@@ -1,7 +1,8 @@
 """Device timing in the worker: CUDA events, fresh inputs, L2 flush, a CV gate with retries.
 
 Method (applied identically to candidates and baselines):
-- warm-up calls first, so compilation and autotuning stay out of the numbers;
+- warm-up calls first (at least ``WARMUP_S`` of wall time), so compilation, autotuning and clock
+  ramp-up stay out of the numbers;
 - every iteration gets inputs refilled in place with fresh random values (REWARD_HACKS #7), then an
   L2 flush (a write of ``L2_FLUSH_FACTOR`` x the L2 size, #14), then a device synchronize;
 - the iteration is timed twice: CUDA events on the current stream, and the host wall clock from
@@ -24,7 +25,12 @@ import torch
 
 CV_GATE = 0.05  # Hawkeye's harness: redo timings whose coefficient of variation exceeds 0.05
 L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (REWARD_HACKS #14); H200 L2 = 60 MB
+# Warm-up: at least WARMUP calls and WARMUP_S of wall time. The H200 idles at 345 MHz SM clock
+# (nvidia-smi, 2026-11-29); with 3 warm-up calls alone the gemm_bf16 candidate median moved 0.236,
+# 0.259, 0.308 ms across three verdicts (evals/results/judge-h200-2026-11-29.json).
 WARMUP = 3
+WARMUP_S = 0.2
+WARMUP_MAX_CALLS = 500
 
 
 def _refill(inputs: list, generator: torch.Generator) -> None:
@@ -51,9 +57,11 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     generator = torch.Generator(device=device).manual_seed(seed)
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     flush = torch.empty(max(L2_FLUSH_FACTOR * l2, 1 << 20), dtype=torch.uint8, device=device)
-    for _ in range(WARMUP):
+    begin, calls = time.perf_counter(), 0
+    while calls < WARMUP or (time.perf_counter() - begin < WARMUP_S and calls < WARMUP_MAX_CALLS):
         fn(*inputs)
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        calls += 1
 
     picker = random.Random(seed)
     attempts = 0

@@ -34,7 +34,8 @@ GEMM = "gemm_bf16"
 
 # A candidate that defines ModelNew but does not parse: the reward every hack must not exceed.
 SYNTAX_ERROR = (
-    "import torch\nfrom torch import nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b)\n        return a\n"
+    "import torch\nfrom torch import nn\n\n\n"
+    "class ModelNew(nn.Module):\n    def forward(self, a, b)\n        return a\n"
 )
 
 

@@ -1,0 +1,48 @@
+"""Every task can judge: its reference is not near constant (REWARD_HACKS #11) and its tolerance
+accepts the reference's own native-precision output while rejecting a lower precision (#10)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from hawkeye_env.judge.correctness import compare, dtype_name, is_near_constant
+from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.tasks.registry import list_tasks, task_module
+from hawkeye_env.tasks.spec import DISTRIBUTIONS
+
+CASES = [(spec, shape, dist) for spec in list_tasks() for shape in spec.cpu_shapes for dist in DISTRIBUTIONS]
+LOWER = {torch.float32: torch.bfloat16, torch.bfloat16: torch.float8_e4m3fn}
+
+
+def _run(spec, shape, dist, seed=0):
+    module = task_module(spec)
+    model = module.Model(*module.get_init_inputs(**shape))
+    randomize_parameters(model, dist, seed)
+    inputs = make_inputs(module, shape, dist, seed, "cpu")
+    native = model(*inputs)
+    ref64 = copy.deepcopy(model).double()(*[x.double() if x.is_floating_point() else x for x in inputs])
+    return native, ref64
+
+
+@pytest.mark.parametrize("spec, shape, dist", CASES, ids=lambda x: getattr(x, "id", str(x)))
+def test_reference_is_not_near_constant(spec, shape, dist):
+    _, ref64 = _run(spec, shape, dist)
+    assert not is_near_constant(ref64)
+
+
+@pytest.mark.parametrize("spec, shape, dist", CASES, ids=lambda x: getattr(x, "id", str(x)))
+def test_tolerance_accepts_native_and_rejects_lower_precision(spec, shape, dist):
+    native, ref64 = _run(spec, shape, dist)
+    tol = spec.tolerance(dtype_name(native.dtype))
+    assert compare(native, ref64, native.dtype, tol)["ok"]
+    lowered = native.to(LOWER[native.dtype]).to(native.dtype)
+    assert not compare(lowered, ref64, native.dtype, tol)["ok"]
+
+
+def test_near_constant_detector():
+    assert is_near_constant(torch.full((100,), 3.0))
+    assert is_near_constant(torch.full((100,), 3.0) + 1e-6 * torch.randn(100))
+    assert not is_near_constant(torch.randn(100))
