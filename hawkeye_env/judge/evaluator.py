@@ -295,6 +295,37 @@ class Evaluator:
         v.speedup = {n: b["median_ms"] / median for n, b in baselines.items() if median > 0}
 
 
+def evaluate_many(
+    evaluator: Evaluator, jobs: list[tuple[str, str]], device: str = "auto", workers: int = 2,
+    use_cache: bool = True, on_verdict=None,
+) -> list[Verdict]:
+    """Judge ``(task_id, source)`` pairs concurrently, one worker process each; results in input order.
+
+    Identical pairs are judged once. ``workers`` bounds the processes alive at once (on CUDA keep it
+    at 1 per GPU so timings never share a GPU). ``on_verdict(index, verdict)`` is called as each
+    verdict arrives (progress bars, incremental logging).
+    """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    device = resolve_device(device)
+    unique: dict[tuple[str, str], list[int]] = {}
+    for i, (task, source) in enumerate(jobs):
+        unique.setdefault((task, source_hash(source)), []).append(i)
+    results: list[Verdict | None] = [None] * len(jobs)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {
+            pool.submit(evaluator.evaluate, task, jobs[idx[0]][1], device, use_cache): idx
+            for (task, _), idx in unique.items()
+        }
+        for future in as_completed(futures):
+            verdict = future.result()
+            for i in futures[future]:
+                results[i] = verdict
+                if on_verdict is not None:
+                    on_verdict(i, verdict)
+    return results
+
+
 _DEFAULT: Evaluator | None = None
 
 
@@ -306,4 +337,4 @@ def evaluate(task_id: str, source: str, device: str = "auto", use_cache: bool = 
     return _DEFAULT.evaluate(task_id, source, device, use_cache)
 
 
-__all__ = ["EvalConfig", "Evaluator", "evaluate"]
+__all__ = ["EvalConfig", "Evaluator", "evaluate", "evaluate_many"]

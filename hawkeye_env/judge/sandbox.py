@@ -16,6 +16,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 import types
 from contextlib import contextmanager
@@ -44,6 +45,9 @@ class Outcome:
 
 _FORKSERVER: mp.context.BaseContext | None = None
 _PRELOADED_TRITON = False
+# Serialises context creation and process starts: ``_main_hidden`` swaps ``sys.modules["__main__"]``
+# and two threads swapping at once could leave the placeholder in place.
+_START_LOCK = threading.Lock()
 
 
 def _context(device: str) -> mp.context.BaseContext:
@@ -102,12 +106,13 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int) -> Outco
     """Run ``job`` in a fresh worker process and return its decoded reply or failure."""
     from hawkeye_env.judge.worker import serve
 
-    ctx = _context(job["device"])
-    parent, child = ctx.Pipe(duplex=True)
-    proc = ctx.Process(target=serve, args=(child, job["device"], memory_limit_bytes), daemon=True)
-    start = time.monotonic()
-    with _main_hidden():
-        proc.start()
+    with _START_LOCK:
+        ctx = _context(job["device"])
+        parent, child = ctx.Pipe(duplex=True)
+        proc = ctx.Process(target=serve, args=(child, job["device"], memory_limit_bytes), daemon=True)
+        start = time.monotonic()
+        with _main_hidden():
+            proc.start()
     child.close()
     violations: list = []
 
