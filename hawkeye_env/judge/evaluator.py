@@ -15,11 +15,15 @@ Every consumer — ``hawkeye check``, the Gymnasium env, the evals, the training
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.metadata
+import importlib.util
 import platform
 import secrets
 import time
 from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
 
 import torch
 
@@ -77,9 +81,28 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def software_versions(device: str) -> dict[str, str]:
-    """Versions that change timings or numerics, used in store keys and reported in verdicts."""
+@cache
+def _source_digest(*modules: str) -> str:
+    """Short hash of the source files of ``modules`` (packages: every ``.py`` file below them)."""
+    digest = hashlib.sha256()
+    for name in modules:
+        origin = Path(importlib.util.find_spec(name).origin)
+        files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+        for f in files:
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def software_versions(device: str, task: TaskSpec | None = None) -> dict[str, str]:
+    """Versions that change timings or numerics, used in store keys and reported in verdicts.
+
+    ``judge`` hashes the judge's and the reward's sources and ``task`` the task module, so editing
+    a check, a tolerance or a reference never serves a stale verdict from the store.
+    """
     versions = {"python": platform.python_version(), "torch": torch.__version__}
+    versions["judge"] = _source_digest("hawkeye_env.judge", "reward")
+    if task is not None:
+        versions["task"] = _source_digest(task.module)
     try:
         versions["triton"] = importlib.metadata.version("triton")
     except importlib.metadata.PackageNotFoundError:
@@ -125,7 +148,7 @@ class Evaluator:
         start = time.monotonic()
         spec = get_task(task_id)
         device = resolve_device(device)
-        versions = software_versions(device)
+        versions = software_versions(device, spec)
         digest = source_hash(source)
         key = (task_id, digest, device, versions, self.config.key())
         if use_cache:
@@ -169,10 +192,16 @@ class Evaluator:
             if v.violations:
                 v.stage = Stage.REJECTED
             return
-        reply = outcome.reply
+        try:
+            self._read_reply(spec, job, outcome.reply, shape, device, cached_baselines, v)
+        except Exception as exc:  # noqa: BLE001 - the reply comes from an untrusted process
+            v.stage, v.correct, v.timed, v.speedup = Stage.RUNTIME_ERROR, False, False, {}
+            v.error = f"malformed worker reply ({type(exc).__name__}: {exc})"
+
+    def _read_reply(self, spec, job, reply: dict, shape, device, cached_baselines, v: Verdict) -> None:
         v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
         if reply["stage"] != "ok":
-            v.stage, v.error = Stage(reply["stage"]), reply.get("error", "")
+            v.stage, v.error = Stage(reply["stage"]), str(reply.get("error", ""))
             v.compiled = v.stage not in (Stage.COMPILE_ERROR, Stage.NO_SOURCE)
             if v.violations:
                 v.stage = Stage.REJECTED

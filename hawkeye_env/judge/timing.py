@@ -39,11 +39,14 @@ def _refill(inputs: list, generator: torch.Generator) -> None:
             x.normal_(generator=generator)
 
 
-def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: int = 2) -> dict:
+def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: int = 2, guarded=None) -> dict:
     """Time ``fn(*inputs)`` on CUDA.
 
     Args:
         fn: the forward to time; ``inputs`` are device tensors it reads (refilled in place).
+        guarded: optional ``guarded(fn, inputs) -> output`` used instead of a plain call for the
+            warm-up calls and the kept iterations, so a forward that behaves only while checked is
+            still checked where it cannot tell (the kept iterations are chosen at random).
         iters: timed iterations per attempt.
         retries: extra attempts while the CV exceeds ``CV_GATE``.
         seed: seeds the input refills and the choice of kept iterations.
@@ -58,8 +61,9 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     flush = torch.empty(max(L2_FLUSH_FACTOR * l2, 1 << 20), dtype=torch.uint8, device=device)
     begin, calls = time.perf_counter(), 0
+    call = guarded or (lambda f, xs: f(*xs))
     while calls < WARMUP or (time.perf_counter() - begin < WARMUP_S and calls < WARMUP_MAX_CALLS):
-        fn(*inputs)
+        call(fn, inputs)
         torch.cuda.synchronize()
         calls += 1
 
@@ -76,7 +80,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             t0 = time.perf_counter()
             start.record()
-            out = fn(*inputs)
+            out = call(fn, inputs) if i in kept_at else fn(*inputs)
             end.record()
             torch.cuda.synchronize()
             walls.append((time.perf_counter() - t0) * 1e3)

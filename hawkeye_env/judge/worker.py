@@ -146,6 +146,21 @@ class _Run:
             self.report(self.violations)
         return outs
 
+    def guarded_call(self, model, inputs: list):
+        """A timed-loop call with the op recorder and launch counter on (warm-up and kept
+        iterations): torch fallbacks and skipped launches are violations there too."""
+        with guards.recording(self.counter) as rec:
+            out = model(*inputs)
+        bad = rec.disallowed(self.spec.allowed_ops, self.device)
+        if bad:
+            ops = ", ".join(f"aten.{k} x{v}" for k, v in sorted(bad.items()))
+            self.violate("torch_compute_op", f"forward called torch ops outside the allowlist while timed: {ops}")
+        if self.counter.own_launches(self.name) == 0:
+            self.violate("no_kernel_launch", "forward launched no Triton kernel of its own or of a unit while timed")
+        if self.violations:
+            self.report(self.violations)
+        return out
+
     def trial(self, t: dict) -> dict:
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
         ref, new = self.build(shape, dist, seed)
@@ -197,7 +212,8 @@ class _Run:
             fns["compile"] = torch.compile(ref)
         result = {}
         for name, fn in fns.items():
-            t = time_callable(fn, inputs, plan["iters"], plan["retries"], seed)
+            guarded = self.guarded_call if name == "candidate" else None
+            t = time_callable(fn, inputs, plan["iters"], plan["retries"], seed, guarded=guarded)
             kept = t.pop("kept")
             if name == "candidate":
                 t["kept"] = [

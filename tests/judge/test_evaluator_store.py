@@ -93,7 +93,7 @@ def test_seed_is_not_part_of_the_key(store: ResultStore, source: str, first: tup
 def test_other_device_key_misses(store: ResultStore, source: str, first: tuple[Verdict, float]) -> None:
     """The stored key carries the device (no CUDA here, so the store is queried directly)."""
     digest = source_hash(source)
-    cpu_versions = software_versions("cpu")
+    cpu_versions = software_versions("cpu", get_task(TASK))
     assert store.get_verdict(TASK, digest, "cpu", cpu_versions, CONFIG.key()) is not None
     assert store.get_verdict(TASK, digest, "cuda", cpu_versions, CONFIG.key()) is None
     gpu_versions = {**cpu_versions, "gpu": "NVIDIA H200", "cuda": "12.8"}
@@ -114,3 +114,11 @@ def test_failures_are_cached_too(ev: Evaluator) -> None:
     assert v1.stage is Stage.COMPILE_ERROR and not v1.cached
     assert v2.cached
     _same_outcome(v1, v2)
+
+
+def test_versions_key_hashes_judge_and_task_sources() -> None:
+    """Editing the judge, the reward or a task module changes the key, so no stale verdict is served."""
+    a = software_versions("cpu", get_task("vector_add_fp32"))
+    b = software_versions("cpu", get_task("gemm_bf16"))
+    assert a["judge"] == b["judge"] and len(a["judge"]) == 12
+    assert a["task"] != b["task"]
