@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from functools import lru_cache
+from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
-from typing import Callable, Iterable
 
 from units.spec import Unit
 
@@ -42,7 +42,7 @@ ON_PAPER: tuple[Unit, ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _runnable() -> dict[str, Unit]:
     found: dict[str, Unit] = {}
     for info in sorted(pkgutil.iter_modules([str(UNITS_DIR)]), key=lambda i: i.name):

@@ -16,8 +16,8 @@ naive kernel by ``Metric.min_margin``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 Shape = Mapping[str, int]
 

@@ -1,0 +1,186 @@
+"""Split-K and persistent bf16 GEMMs: ``c = a @ b`` that keep every SM busy.
+
+Strategy: when ``M x N`` has too few output tiles to fill the SMs (M=64, N=4096 gives 32 tiles for
+132 SMs), also split K into ``SPLIT_K`` ranges, write float32 partial tiles, and sum them in a fixed
+order with a second small kernel (deterministic, no atomics).
+
+Two callables:
+
+- ``matmul(a, b)``: split-K, for skinny-M / large-K shapes (the unit's solution).
+- ``matmul_persistent(a, b)``: for large square shapes; launches one program per SM and strides
+  each over output tiles (``tile_id = pid, pid + num_programs, ...``) in grouped order, so no
+  launch tail and no per-CTA setup per tile.
+
+Inputs ``a [M, K]`` and ``b [K, N]`` are bfloat16 with any strides; outputs are contiguous
+bfloat16 ``[M, N]`` tensors accumulated in float32. Row and column indices wrap modulo M and N so
+edge tiles load in bounds; K is masked; stores are masked.
+
+Example::
+
+    a = torch.randn(64, 16384, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(16384, 4096, device="cuda", dtype=torch.bfloat16)
+    c = matmul(a, b)  # [64, 4096] bf16, 32 tiles x 8 K-splits = 256 programs
+    c = matmul_persistent(torch.randn(8192, 8192, ...), torch.randn(8192, 8192, ...))
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+# Split-K tiles: BLOCK_M = 64 matches skinny M without wasting half a 128-row MMA; 4 stages of
+# 64x64 A and 64x128 B tiles take 96 KB, so two CTAs fit per H200 SM (227 KB) and a grid of
+# 2 * 132 programs runs in one wave. Each split keeps at least MIN_K_TILES_PER_SPLIT K tiles so
+# the 4-stage pipeline reaches steady state.
+SPLIT_BLOCK_M, SPLIT_BLOCK_N, SPLIT_BLOCK_K = 64, 128, 64
+SPLIT_STAGES, SPLIT_WARPS, CTAS_PER_SM, MIN_K_TILES_PER_SPLIT = 4, 4, 2, 4
+REDUCE_BLOCK = 1024
+# Persistent tiles: the gemm_bf16 solution's Hopper configuration (128x256x64, 3 stages, 8 warps).
+PERSISTENT_BLOCK_M, PERSISTENT_BLOCK_N, PERSISTENT_BLOCK_K, GROUP_M = 128, 256, 64, 8
+PERSISTENT_STAGES, PERSISTENT_WARPS = 3, 8
+# SM count used under the CPU interpreter, small so the tile loop takes several trips.
+CPU_NUM_SMS = 4
+
+
+@triton.jit
+def _splitk_partial_kernel(
+    a_ptr, b_ptr, partial_ptr,
+    M, N, K, K_PER_SPLIT,
+    stride_am, stride_ak, stride_bk, stride_bn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    pid_s = tl.program_id(1)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    k_start = pid_s * K_PER_SPLIT
+    k_end = min(K, k_start + K_PER_SPLIT)
+
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
+    offs_k = k_start + tl.arange(0, BLOCK_K)  # [BK]
+    a_ptrs = a_ptr + offs_am[:, None].to(tl.int64) * stride_am + offs_k[None, :].to(tl.int64) * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * stride_bk + offs_bn[None, :].to(tl.int64) * stride_bn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(k_end - k_start, BLOCK_K)):
+        k_mask = offs_k < k_end - k * BLOCK_K  # [BK]
+        a = tl.load(a_ptrs, mask=k_mask[None, :], other=0.0)  # [BM, BK]
+        b = tl.load(b_ptrs, mask=k_mask[:, None], other=0.0)  # [BK, BN]
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
+    offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
+    p_ptrs = partial_ptr + pid_s.to(tl.int64) * M * N + offs_cm[:, None] * N + offs_cn[None, :]  # [BM, BN]
+    tl.store(p_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
+def _splitk_reduce_kernel(partial_ptr, c_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # [BLOCK]
+    mask = offs < MN
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        acc += tl.load(partial_ptr + s * MN + offs, mask=mask, other=0.0)  # [BLOCK]
+    tl.store(c_ptr + offs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _persistent_matmul_kernel(
+    a_ptr, b_ptr, c_ptr,
+    M, N, K, num_programs,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    offs_k = tl.arange(0, BLOCK_K)  # [BK]
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, num_programs):
+        first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+
+        offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
+        offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
+        a_ptrs = a_ptr + offs_am[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak  # [BM, BK]
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :].to(tl.int64) * stride_bn  # [BK, BN]
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(tl.cdiv(K, BLOCK_K)):
+            k_left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)  # [BM, BK]
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)  # [BK, BN]
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+
+        offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
+        offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
+        c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn  # [BM, BN]
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def _check(a: torch.Tensor, b: torch.Tensor) -> None:
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16:
+        raise TypeError(f"expected bfloat16 inputs, got {a.dtype} and {b.dtype}")
+
+
+def num_sms(device: torch.device) -> int:
+    """Streaming multiprocessors of ``device`` (``CPU_NUM_SMS`` off the GPU)."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return CPU_NUM_SMS
+
+
+def split_k_for(m: int, n: int, k: int, sms: int) -> int:
+    """K-splits that bring the grid to ``CTAS_PER_SM * sms`` programs, each >= 4 K tiles long."""
+    tiles = triton.cdiv(m, SPLIT_BLOCK_M) * triton.cdiv(n, SPLIT_BLOCK_N)
+    k_tiles = triton.cdiv(k, SPLIT_BLOCK_K)
+    split = max(1, min(CTAS_PER_SM * sms // tiles, k_tiles // MIN_K_TILES_PER_SPLIT))
+    return triton.cdiv(k_tiles, triton.cdiv(k_tiles, split))
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: split-K partials in fp32, then a fixed-order sum."""
+    _check(a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    split = split_k_for(m, n, k, num_sms(a.device))
+    k_per_split = triton.cdiv(triton.cdiv(k, SPLIT_BLOCK_K), split) * SPLIT_BLOCK_K
+    partial = torch.empty((split, m, n), dtype=torch.float32, device=a.device)
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    grid = (triton.cdiv(m, SPLIT_BLOCK_M) * triton.cdiv(n, SPLIT_BLOCK_N), split)
+    _splitk_partial_kernel[grid](
+        a, b, partial, m, n, k, k_per_split,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+        BLOCK_M=SPLIT_BLOCK_M, BLOCK_N=SPLIT_BLOCK_N, BLOCK_K=SPLIT_BLOCK_K,
+        num_stages=SPLIT_STAGES, num_warps=SPLIT_WARPS,
+    )
+    _splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](
+        partial, c, m * n, SPLIT_K=split, BLOCK=REDUCE_BLOCK, num_warps=4,
+    )
+    return c
+
+
+def matmul_persistent(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: one program per SM looping over tiles."""
+    _check(a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    tiles = triton.cdiv(m, PERSISTENT_BLOCK_M) * triton.cdiv(n, PERSISTENT_BLOCK_N)
+    programs = min(num_sms(a.device), tiles)
+    _persistent_matmul_kernel[(programs,)](
+        a, b, c, m, n, k, programs,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_M=PERSISTENT_BLOCK_M, BLOCK_N=PERSISTENT_BLOCK_N, BLOCK_K=PERSISTENT_BLOCK_K,
+        GROUP_M=GROUP_M, num_stages=PERSISTENT_STAGES, num_warps=PERSISTENT_WARPS,
+    )
+    return c

@@ -1,0 +1,59 @@
+"""Taxonomy entry and inputs of ``persistent_splitk``.
+
+Shapes are ``{"M": rows of a, "N": columns of b, "K": inner dimension}``; inputs are bfloat16.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from units.spec import Metric, Unit
+
+
+def make_inputs(shape, device: str, seed: int) -> tuple:
+    """``(a [M, K], b [K, N])``: standard-normal bfloat16 matrices, contiguous."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    a = torch.randn(shape["M"], shape["K"], generator=g)
+    b = torch.randn(shape["K"], shape["N"], generator=g)
+    return a.to(device=device, dtype=torch.bfloat16), b.to(device=device, dtype=torch.bfloat16)
+
+
+UNIT = Unit(
+    name="persistent_splitk",
+    title="Split-K and persistent tile loops that fill every SM",
+    architecture="ampere+",
+    strategy="persistent kernels and split-K for skinny shapes",
+    precisions=("bf16",),
+    tags=("persistent_kernel", "split_k", "tiled_mma"),
+    summary=(
+        "When M x N has fewer output tiles than SMs (M=64, N=4096: 32 tiles for 132 SMs), split K "
+        "across programs, write fp32 partials and sum them in a fixed order with a second kernel. "
+        "For large shapes, a persistent grid of one program per SM loops over tiles instead."
+    ),
+    metric=Metric(
+        name="achieved_tflops",
+        unit="TFLOP/s",
+        higher_is_better=True,
+        how=(
+            "2*M*N*K flops over the CUDA-event median time (both kernels of the split-K version "
+            "included) at M=64, N=4096, K=16384 bf16, L2 flushed"
+        ),
+        # The shape streams 128 MB of B: at 4.27 TB/s (anchors/h200-2026-11-29.json copy_TBps)
+        # that is 31 us, ~275 TFLOP/s. 32 busy SMs cannot pull much more than half of DRAM
+        # bandwidth, while 256 split-K programs use all 132 SMs; 1.5x is the floor of that gap
+        # after the ~8 MB partial write-and-read.
+        min_margin=1.5,
+    ),
+    solution="units.persistent_splitk.kernel:matmul",
+    naive="units.persistent_splitk.naive:matmul",
+    reference="units.persistent_splitk.reference:matmul",
+    make_inputs="units.persistent_splitk.meta:make_inputs",
+    cpu_shapes=({"M": 5, "N": 40, "K": 1100}, {"M": 70, "N": 130, "K": 600}, {"M": 33, "N": 47, "K": 65}),
+    gpu_shapes=({"M": 64, "N": 4096, "K": 16384},),
+    flops=lambda M, N, K: 2.0 * M * N * K,
+    bytes_moved=lambda M, N, K: 2.0 * (M * K + K * N + M * N),
+    extra={
+        "persistent": "units.persistent_splitk.kernel:matmul_persistent",
+        "persistent_gpu_shape": "M=N=K=8192",
+    },
+)

@@ -1,0 +1,1 @@
+"""Unit ``warp_specialization``: a TMA GEMM whose K loop is split into producer and consumer warp groups."""
