@@ -1,0 +1,1 @@
+"""Unit ``coalesced_access``: coalesced and vectorized global memory access (a scaled copy)."""

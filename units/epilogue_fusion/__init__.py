@@ -1,0 +1,1 @@
+"""Unit ``epilogue_fusion``: bias and GELU applied to the GEMM accumulator before the store."""

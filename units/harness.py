@@ -1,0 +1,249 @@
+"""Check units on CPU (Triton interpreter) and measure their metric on CUDA.
+
+::
+
+    python -m units.harness --cpu [NAMES] [--json]   # solution, naive, reference vs float64 reference
+    python -m units.harness --gpu [NAMES] [--json]   # time solution and naive at the first GPU shape
+
+``check_unit_cpu`` must run where ``TRITON_INTERPRET=1`` was set before Triton was imported;
+``verify_cpu_in_subprocess`` starts such a process. ``measure_unit_gpu`` needs CUDA. Both call the
+judge's own pieces: ``judge.correctness.compare`` with ``DEFAULT_TOLERANCES`` and
+``judge.timing.time_callable`` (warm-up, fresh inputs, L2 flush, CV gate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+
+from hawkeye_env.judge.correctness import compare, dtype_name
+from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
+from units.index import UNITS_DIR, get_unit, list_units, resolve
+from units.spec import Unit
+
+ROLES = ("solution", "naive", "reference")
+SEEDS = (0, 1, 2)
+GPU_ITERS, GPU_RETRIES = 50, 2  # the judge's EvalConfig defaults, so unit and task timings agree
+TIMED_METRICS = {"achieved_tbps": "bytes_moved", "achieved_tflops": "flops"}
+SUBPROCESS_TIMEOUT_S = 1800
+
+_NCU_DRIVER = """
+import sys, torch
+from units.index import get_unit, resolve
+unit, fn = get_unit(sys.argv[1]), resolve(sys.argv[2])
+inputs = resolve(unit.make_inputs)(unit.gpu_shapes[0], "cuda", 0)
+fn(*inputs); torch.cuda.synchronize()
+torch.cuda.profiler.start(); fn(*inputs); torch.cuda.synchronize(); torch.cuda.profiler.stop()
+"""
+
+
+@contextlib.contextmanager
+def _deterministic(enabled: bool, fill: bool):
+    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+             torch.utils.deterministic.fill_uninitialized_memory)
+    torch.use_deterministic_algorithms(enabled)
+    torch.utils.deterministic.fill_uninitialized_memory = fill
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+        torch.utils.deterministic.fill_uninitialized_memory = saved[2]
+
+
+def poisoned_empty():
+    """Inside the block ``torch.empty`` returns NaN-filled memory (integers: their maximum)."""
+    return _deterministic(True, True)
+
+
+def _as_tuple(out) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _float64(args: tuple) -> tuple:
+    return tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+
+
+def _reference_outputs(unit: Unit, inputs: tuple) -> tuple[tuple, tuple]:
+    """The reference at native precision (for the output dtypes) and in float64 (for the values),
+    outside deterministic mode (cuBLAS refuses deterministic matmuls without a workspace config)."""
+    reference = resolve(unit.reference)
+    with _deterministic(False, False):
+        return _as_tuple(reference(*inputs)), _as_tuple(reference(*_float64(inputs)))
+
+
+def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu") -> dict:
+    """Run ``unit``'s ``role`` callable at one shape and seed; compare with the float64 reference.
+
+    Returns ``{"role", "shape", "seed", "ok", "reason", "max_err_ratio", "rel_l2"}``; an exception
+    or an input mutated in place fails the case with its reason.
+    """
+    case = {"role": role, "shape": dict(shape), "seed": seed, "ok": False, "reason": "",
+            "max_err_ratio": float("inf"), "rel_l2": float("inf")}
+    inputs = resolve(unit.make_inputs)(shape, device, seed)
+    expected, ref64 = _reference_outputs(unit, inputs)
+    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in inputs]
+    try:
+        outs = _as_tuple(resolve(getattr(unit, role))(*inputs))
+    except Exception as exc:  # a failing kernel is a failed case, reported with its error
+        case["reason"] = f"{type(exc).__name__}: {exc}"
+        return case
+    if any(isinstance(a, torch.Tensor) and not torch.equal(a, b) for a, b in zip(inputs, before)):
+        case["reason"] = "mutated its inputs"
+        return case
+    if len(outs) != len(expected):
+        case["reason"] = f"{len(outs)} outputs, expected {len(expected)}"
+        return case
+    results = [compare(o, r, e.dtype, DEFAULT_TOLERANCES[dtype_name(e.dtype)], compute_device=device)
+               for o, r, e in zip(outs, ref64, expected)]
+    case.update(ok=all(r["ok"] for r in results), reason="; ".join(r["reason"] for r in results if r["reason"]),
+                max_err_ratio=max(r["max_err_ratio"] for r in results), rel_l2=max(r["rel_l2"] for r in results))
+    return case
+
+
+def check_unit_cpu(unit: Unit) -> dict:
+    """Every CPU shape x ``SEEDS`` for solution, naive and reference, outputs NaN-poisoned.
+
+    Returns ``{"unit": name, "ok": bool, "results": {role: [case, ...]}}`` (cases as ``check_case``).
+    """
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
+                           "use verify_cpu_in_subprocess")
+    from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+
+    install_bf16_interpreter_fix()
+    with poisoned_empty():
+        results = {role: [check_case(unit, role, shape, seed) for shape in unit.cpu_shapes for seed in SEEDS]
+                   for role in ROLES}
+    ok = all(c["ok"] for cases in results.values() for c in cases) and bool(unit.cpu_shapes)
+    return {"unit": unit.name, "ok": ok, "results": results}
+
+
+def verify_cpu_in_subprocess(names: list[str] | tuple[str, ...] = ()) -> list[dict]:
+    """``check_unit_cpu`` for ``names`` (all runnable units if empty) in a fresh interpreter process."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    cmd = [sys.executable, "-m", "units.harness", "--cpu", *names, "--json"]
+    proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, env=env, capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT_S)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}") from None
+
+
+def _callable_path(fn) -> str | None:
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    return f"{module}:{name}" if module and name.isidentifier() else None
+
+
+def ncu_metric(unit: Unit, path: str, metric: str) -> tuple[float | None, str]:
+    """One Nsight Compute counter over one call of ``path`` at the first GPU shape.
+
+    Summed over the call's kernels for ``.sum`` counters, averaged otherwise. Returns
+    ``(value, "")`` or ``(None, reason)``.
+    """
+    if shutil.which("ncu") is None:
+        return None, "ncu is not on PATH"
+    cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--csv", "--metrics", metric,
+           sys.executable, "-c", _NCU_DRIVER, unit.name, path]
+    proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    rows = [line for line in proc.stdout.splitlines() if line.startswith('"')]
+    values = [float(r["Metric Value"].replace(",", "")) for r in csv.DictReader(io.StringIO("\n".join(rows)))
+              if r.get("Metric Name") == metric]
+    if proc.returncode != 0 or not values:
+        return None, f"ncu exited {proc.returncode} with no {metric} rows: {proc.stderr[-500:]}"
+    return (sum(values) if metric.endswith(".sum") else sum(values) / len(values)), ""
+
+
+def measure_unit_gpu(unit: Unit, candidate=None) -> dict:
+    """Time solution, naive (and ``candidate``) at ``unit.gpu_shapes[0]`` and apply the pass rule.
+
+    Returns ``{"unit", "shape", "metric", "metric_unit", "values", "median_ms", "cv", "correct",
+    "unavailable", "margin", "min_margin", "solution_beats_naive", "candidate_passes"}``; ``values``
+    maps each role to the metric (``None`` where unavailable, with the reason in ``unavailable``).
+    """
+    if not torch.cuda.is_available():
+        raise RuntimeError("measure_unit_gpu needs CUDA")
+    metric, shape = unit.metric, unit.gpu_shapes[0]
+    fns = {"solution": resolve(unit.solution), "naive": resolve(unit.naive)}
+    if candidate is not None:
+        fns["candidate"] = candidate
+    report = {"unit": unit.name, "shape": dict(shape), "metric": metric.name, "metric_unit": metric.unit,
+              "values": {}, "median_ms": {}, "cv": {}, "correct": {}, "unavailable": {},
+              "min_margin": metric.min_margin}
+    make = resolve(unit.make_inputs)
+    for role, fn in fns.items():
+        inputs = make(shape, "cuda", 0)
+        expected, ref64 = _reference_outputs(unit, inputs)
+        outs = _as_tuple(fn(*inputs))
+        report["correct"][role] = len(outs) == len(expected) and all(
+            compare(o, r, e.dtype, DEFAULT_TOLERANCES[dtype_name(e.dtype)], compute_device="cuda")["ok"]
+            for o, r, e in zip(outs, ref64, expected))
+        del expected, ref64, outs
+        timing = time_callable(fn, list(inputs), iters=GPU_ITERS, retries=GPU_RETRIES, seed=0, keep=0)
+        report["median_ms"][role], report["cv"][role] = timing["median_ms"], timing["cv"]
+        if metric.name in TIMED_METRICS:
+            count = getattr(unit, TIMED_METRICS[metric.name])(**shape)
+            report["values"][role] = count / (timing["median_ms"] * 1e-3) / 1e12
+        else:
+            path = getattr(unit, role) if role != "candidate" else _callable_path(fn)
+            value, why = ncu_metric(unit, path, metric.name) if path else (None, "candidate is not importable")
+            report["values"][role] = value
+            if why:
+                report["unavailable"][role] = why
+    sol, naive, cand = (report["values"].get(r) for r in ("solution", "naive", "candidate"))
+    have = sol is not None and naive is not None and sol > 0 and naive > 0
+    report["margin"] = (sol / naive if metric.higher_is_better else naive / sol) if have else None
+    report["solution_beats_naive"] = metric.beats(sol, naive) if have else None
+    report["candidate_passes"] = metric.passes(cand, sol) if cand is not None and sol is not None else None
+    return report
+
+
+def _print_cpu(report: dict) -> None:
+    for role, cases in report["results"].items():
+        bad = [c for c in cases if not c["ok"]]
+        worst = max((c["max_err_ratio"] for c in cases), default=0.0)
+        line = f"{report['unit']:<20} {role:<10} {len(cases) - len(bad)}/{len(cases)} ok  worst err ratio {worst:.3g}"
+        print(line + "".join(f"\n    {c['shape']} seed {c['seed']}: {c['reason']}" for c in bad))
+
+
+def _print_gpu(r: dict) -> None:
+    vals = "  ".join(f"{k} {v:.3f}" if v is not None else f"{k} n/a" for k, v in r["values"].items())
+    print(f"{r['unit']:<20} {r['metric']} ({r['metric_unit']}) at {r['shape']}: {vals}  margin "
+          f"{r['margin'] if r['margin'] is None else round(r['margin'], 3)} (need {r['min_margin']})  "
+          f"beats {r['solution_beats_naive']}  correct {r['correct']}"
+          + (f"  unavailable {r['unavailable']}" if r["unavailable"] else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m units.harness", description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--cpu", action="store_true", help="check under the Triton interpreter")
+    mode.add_argument("--gpu", action="store_true", help="measure the metric on CUDA")
+    parser.add_argument("names", nargs="*", help="unit names (default: every runnable unit)")
+    parser.add_argument("--json", action="store_true", help="print one JSON list")
+    args = parser.parse_args(argv)
+    units = [get_unit(n) for n in args.names] if args.names else list_units(include_on_paper=False)
+    if args.cpu and "triton" not in sys.modules:
+        os.environ["TRITON_INTERPRET"] = "1"
+    reports = [check_unit_cpu(u) if args.cpu else measure_unit_gpu(u) for u in units]
+    if args.json:
+        print(json.dumps(reports))
+    else:
+        for report in reports:
+            (_print_cpu if args.cpu else _print_gpu)(report)
+    good = [r["ok"] if args.cpu else r["solution_beats_naive"] and all(r["correct"].values()) for r in reports]
+    return 0 if all(good) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

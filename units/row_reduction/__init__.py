@@ -1,0 +1,1 @@
+"""Unit ``row_reduction``: row-wise reductions kept in registers (RMSNorm forward)."""
