@@ -1,0 +1,6 @@
+"""chunked_scan: chunk-parallel simple-GLA (scalar-decay linear attention) forward.
+
+``kernel.py`` runs the chunked formulation (intra-chunk MMAs with a log-space decay mask, a
+carried [D, D] state across chunks); ``naive.py`` the token-by-token recurrence; ``reference.py``
+the PyTorch recurrence; ``meta.py`` the taxonomy entry; ``README.md`` the guide.
+"""

@@ -1,0 +1,128 @@
+"""NVFP4 block-scaled GEMM on Hopper: ``out = a @ decode(B)``, B's e2m1 codes decoded in registers.
+
+``a`` is bfloat16 ``[M, K]``; ``B [K, N]`` arrives in NVFP4 (see ``reference.py``): packed uint8
+``[K/2, N]`` (two e2m1 codes per byte along K, low nibble first), float8_e4m3fn block scales
+``[K/16, N]`` and one float32 tensor scale. Hopper has no FP4 tensor cores, so each K step loads
+the packed tile, turns every nibble into bf16 with integer ops, multiplies by its block's e4m3
+scale converted to bf16 (an e2m1 value times an e4m3 scale has at most 4 significant bits: exact
+in bf16), interleaves even and odd K rows into a ``[BLOCK_K, BLOCK_N]`` tile and feeds a bf16
+``tl.dot`` with a float32 accumulator. The tensor scale is constant, so it multiplies the
+accumulator once in the epilogue.
+
+e2m1 -> bf16 bits: magnitude bits ``x = e1 e0 m``; ``x >= 2`` gives ``(x << 6) + (126 << 7)``,
+``x == 1`` is 0.5 (``0x3F00``), ``x == 0`` is zero, the sign moves from bit 3 to bit 15.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+# 128x128 tiles, BLOCK_K = 128 (64 packed rows, 8 scale rows), 3 stages, 8 warps: the bf16 GEMM
+# shape halved in N to leave registers for the decode; not yet tuned on our H200.
+BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 128, 8
+NUM_STAGES, NUM_WARPS = 3, 8
+SCALE_GROUP = 16  # K values per e4m3 scale
+
+
+@triton.jit
+def e2m1_to_bf16(code):
+    """e2m1 codes (any integer tensor holding 0..15) -> bfloat16 values, exactly."""
+    x = code.to(tl.uint16)
+    mag = x & 7
+    normal = (mag << 6) + (126 << 7)
+    bits = tl.where(mag >= 2, normal, tl.where(mag == 1, 0x3F00, 0).to(tl.uint16))
+    return (bits.to(tl.uint16) | ((x & 8) << 12).to(tl.uint16)).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _nvfp4_gemm_kernel(
+    a_ptr, bq_ptr, bs_ptr, ts_ptr, c_ptr,
+    M, N, K,
+    stride_am, stride_ak, stride_bqk, stride_bqn, stride_bsk, stride_bsn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SCALE_GROUP: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    HALF_K: tl.constexpr = BLOCK_K // 2
+    SCALE_ROWS: tl.constexpr = BLOCK_K // SCALE_GROUP
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
+    offs_k = tl.arange(0, BLOCK_K)  # [BK]
+    offs_kp = tl.arange(0, HALF_K)  # [BK/2] packed rows
+    offs_ks = tl.arange(0, SCALE_ROWS)  # [BK/16] scale rows
+    p_a = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
+    p_q = bq_ptr + offs_kp[:, None] * stride_bqk + offs_n[None, :] * stride_bqn
+    p_s = bs_ptr + offs_ks[:, None] * stride_bsk + offs_n[None, :] * stride_bsn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        b_a = tl.load(p_a, mask=offs_k[None, :] < k_left, other=0.0)  # [BM, BK] bf16
+        b_q = tl.load(p_q, mask=offs_kp[:, None] < k_left // 2, other=0)  # [BK/2, BN] uint8
+        b_s = tl.load(p_s, mask=offs_ks[:, None] < k_left // SCALE_GROUP, other=0.0)  # [BK/16, BN] e4m3
+        b_scale = tl.reshape(tl.broadcast_to(b_s.to(tl.bfloat16)[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
+                             (HALF_K, BLOCK_N))  # [BK/2, BN]: packed row i uses scale row i // 8
+        b_lo = e2m1_to_bf16(b_q & 0xF) * b_scale  # [BK/2, BN]: K rows 0, 2, 4, ...
+        b_hi = e2m1_to_bf16(b_q >> 4) * b_scale  # [BK/2, BN]: K rows 1, 3, 5, ...
+        b_b = tl.reshape(tl.permute(tl.join(b_lo, b_hi), (0, 2, 1)), (BLOCK_K, BLOCK_N))  # [BK, BN]
+        acc = tl.dot(b_a, b_b, acc)
+        p_a += BLOCK_K * stride_ak
+        p_q += HALF_K * stride_bqk
+        p_s += SCALE_ROWS * stride_bsk
+    acc = acc * tl.load(ts_ptr)
+
+    offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    p_c = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    tl.store(p_c, acc.to(tl.bfloat16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def nvfp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor,
+               b_tensor_scale: torch.Tensor) -> torch.Tensor:
+    """``a @ B`` with ``B`` given in NVFP4.
+
+    Args:
+        a: bfloat16 ``[M, K]``, any strides; K a multiple of 16.
+        b_packed: uint8 ``[K/2, N]``, two e2m1 codes per byte along K (low nibble = even row).
+        b_scales: float8_e4m3fn ``[K/16, N]`` block scales.
+        b_tensor_scale: float32 one-element tensor (read in the kernel: no host sync).
+
+    Returns:
+        bfloat16 ``[M, N]``, contiguous.
+
+    Example::
+
+        from units.nvfp4_gemm.reference import quantize_nvfp4
+        w = torch.randn(4096, 1024, device="cuda")
+        packed, scales, ts = quantize_nvfp4(w)        # [2048, 1024], [256, 1024], [1]
+        x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
+        y = nvfp4_gemm(x, packed, scales, ts)         # [16, 1024] bf16
+    """
+    m, k = a.shape
+    n = b_packed.shape[1]
+    if a.dtype != torch.bfloat16 or b_packed.dtype != torch.uint8 or b_scales.dtype != torch.float8_e4m3fn:
+        raise TypeError(f"need bf16 a, uint8 b_packed and float8_e4m3fn b_scales, got {a.dtype}, "
+                        f"{b_packed.dtype}, {b_scales.dtype}")
+    if k % SCALE_GROUP or tuple(b_packed.shape) != (k // 2, n) or tuple(b_scales.shape) != (k // SCALE_GROUP, n):
+        raise ValueError(f"K={k} must be a multiple of {SCALE_GROUP} with b_packed [K/2, N] and b_scales "
+                         f"[K/16, N]; got {tuple(b_packed.shape)} and {tuple(b_scales.shape)}")
+    c = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
+    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    _nvfp4_gemm_kernel[grid](
+        a, b_packed, b_scales, b_tensor_scale.float().reshape(1), c, m, n, k,
+        a.stride(0), a.stride(1), b_packed.stride(0), b_packed.stride(1),
+        b_scales.stride(0), b_scales.stride(1), c.stride(0), c.stride(1),
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, SCALE_GROUP=SCALE_GROUP,
+        num_stages=NUM_STAGES, num_warps=NUM_WARPS,
+    )
+    return c

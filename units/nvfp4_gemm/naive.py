@@ -1,0 +1,51 @@
+"""Naive ``nvfp4_gemm``: decode B to a bf16 ``[K, N]`` tensor in global memory, then a bf16 GEMM.
+
+Pass 1 (``_decode_kernel``) reads the packed codes and e4m3 block scales once and writes the
+decoded weight times the tensor scale (4x the packed bytes); pass 2 is the house bf16 tensor-core
+GEMM (``hawkeye_env.tasks.solutions.gemm_bf16``), which reads it back. What this leaves out:
+keeping the decoded weight in registers, so B crosses DRAM at 4.5 bits per value instead of
+4.5 + 16 + 16.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from hawkeye_env.tasks.solutions.gemm_bf16 import ModelNew as Bf16Gemm
+from units.nvfp4_gemm.kernel import SCALE_GROUP, e2m1_to_bf16
+
+BLOCK_KP, BLOCK_N = 32, 128
+_gemm = Bf16Gemm()
+
+
+@triton.jit
+def _decode_kernel(q_ptr, s_ptr, ts_ptr, out_ptr, KP, N, stride_qk, stride_qn, stride_sk, stride_sn,
+                   SCALE_GROUP: tl.constexpr, BLOCK_KP: tl.constexpr, BLOCK_N: tl.constexpr):
+    offs_kp = tl.program_id(0) * BLOCK_KP + tl.arange(0, BLOCK_KP)  # [BKP] packed rows
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
+    mask = (offs_kp[:, None] < KP) & (offs_n[None, :] < N)
+    b_q = tl.load(q_ptr + offs_kp[:, None] * stride_qk + offs_n[None, :] * stride_qn, mask=mask, other=0)
+    p_s = s_ptr + (offs_kp[:, None] // (SCALE_GROUP // 2)) * stride_sk + offs_n[None, :] * stride_sn
+    b_scale = tl.load(p_s, mask=mask, other=0.0).to(tl.float32) * tl.load(ts_ptr)  # [BKP, BN]
+    p_out = out_ptr + (2 * offs_kp[:, None]).to(tl.int64) * N + offs_n[None, :]
+    tl.store(p_out, (e2m1_to_bf16(b_q & 0xF).to(tl.float32) * b_scale).to(tl.bfloat16), mask=mask)
+    tl.store(p_out + N, (e2m1_to_bf16(b_q >> 4).to(tl.float32) * b_scale).to(tl.bfloat16), mask=mask)
+
+
+def decode(b_packed: torch.Tensor, b_scales: torch.Tensor, b_tensor_scale: torch.Tensor) -> torch.Tensor:
+    """bf16 ``[K, N]`` decoded from NVFP4 ``(packed [K/2, N], scales [K/16, N], tensor scale)``."""
+    kp, n = b_packed.shape
+    out = torch.empty((2 * kp, n), dtype=torch.bfloat16, device=b_packed.device)
+    grid = (triton.cdiv(kp, BLOCK_KP), triton.cdiv(n, BLOCK_N))
+    _decode_kernel[grid](b_packed, b_scales, b_tensor_scale.float().reshape(1), out, kp, n,
+                         b_packed.stride(0), b_packed.stride(1), b_scales.stride(0), b_scales.stride(1),
+                         SCALE_GROUP=SCALE_GROUP, BLOCK_KP=BLOCK_KP, BLOCK_N=BLOCK_N)
+    return out
+
+
+def nvfp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor,
+               b_tensor_scale: torch.Tensor) -> torch.Tensor:
+    """Same contract as ``kernel.nvfp4_gemm``; two passes."""
+    return _gemm(a, decode(b_packed, b_scales, b_tensor_scale))
