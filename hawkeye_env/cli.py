@@ -4,9 +4,12 @@
     hawkeye check gemm_bf16 cand.py --json       # judge a candidate file, print the verdict JSON
     hawkeye tasks list [--json]
     hawkeye tasks show gemm_bf16 [--json]
+    hawkeye eval --policy search                 # best-of-N eval of the knob-search baseline, with report
+    hawkeye eval --policy openai --base-url http://localhost:8000/v1 --model NAME --n 16 --turns 2
 
 ``hawkeye check`` exits 0 whenever a verdict was reached, whatever it says, and 2 on usage errors
-(unknown task, unreadable file), so scripts can tell "judged" from "not judged".
+(unknown task, unreadable file), so scripts can tell "judged" from "not judged". ``hawkeye eval``
+exits 0 when the evaluation finished, whatever the candidates scored, and 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from hawkeye_env.cli_units import units_app
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 
 app = typer.Typer(help="hawkeye-env: a trustworthy judge and RL environment for GPU kernels.",
                   no_args_is_help=True, add_completion=False)
 tasks_app = typer.Typer(help="Browse the task suite.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(units_app, name="units")
 console = Console()
 
 
@@ -59,7 +64,7 @@ def check(
     device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as one JSON object."),
     reply: bool = typer.Option(False, help="The file is an LLM reply: take its fenced code."),
-    no_cache: bool = typer.Option(False, help="Judge again even if the store has this verdict."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Judge again even if the store has this verdict."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit for the worker, in seconds."),
 ) -> None:
@@ -129,3 +134,90 @@ def tasks_show(
     origin = importlib.util.find_spec(spec.module).origin
     console.print("\n[bold]reference[/bold]")
     console.print(Path(origin).read_text(encoding="utf-8"), markup=False, highlight=False)
+
+
+def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, temperature: float,
+                   max_tokens: int) -> dict:
+    if policy == "search":
+        return {"seed": seed}
+    if policy in ("hf", "vllm", "openai") and not model:
+        _fail(f"--policy {policy} needs --model (a local checkpoint path, or the served model name)")
+    kwargs = {"model": model, "seed": seed, "temperature": temperature, "max_tokens": max_tokens}
+    if policy == "openai":
+        kwargs["base_url"] = base_url
+    return kwargs
+
+
+@app.command("eval")
+def eval_(
+    policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf or vllm."),
+    tasks: list[str] | None = typer.Option(None, help="Task ids (repeat or comma-separate). Default: all."),
+    n: int = typer.Option(4, min=1, help="Samples (trajectories) per task."),
+    turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
+    context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
+    workers: int = typer.Option(2, min=1, help="Candidates judged at once (1 per GPU when timing)."),
+    out: Path | None = typer.Option(None, help="Output folder. Default: out/eval/<policy>-<time>."),
+    device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
+    wandb: str = typer.Option("offline", help="W&B mode: offline, online (needs WANDB_API_KEY) or disabled."),
+    store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Judge again even if the store has a verdict."),
+    seed: int = typer.Option(0, help="Policy seed (search mutations, sampling seeds)."),
+    model: str | None = typer.Option(None, help="hf/vllm: local checkpoint path; openai: served model name."),
+    base_url: str = typer.Option("http://localhost:8000/v1", help="openai: server URL including /v1."),
+    temperature: float = typer.Option(0.8, help="LLM sampling temperature."),
+    max_tokens: int = typer.Option(4096, help="LLM reply length limit, in tokens."),
+    timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
+    quiet: bool = typer.Option(False, help="No progress bars."),
+) -> None:
+    """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
+    import datetime
+
+    from evals.best_of_n import run_eval
+    from evals.wandb_log import MODES
+    from hawkeye_env.judge.evaluator import EvalConfig, resolve_device
+    from policies import POLICIES, make_policy
+    from units.index import CONTEXT_MODES
+
+    task_ids = [t for item in tasks or [] for t in item.split(",") if t]
+    try:
+        for task in task_ids:
+            get_task(task)
+        device = resolve_device(device)
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    if policy not in POLICIES:
+        _fail(f"unknown policy {policy!r}; known policies: {', '.join(POLICIES)}")
+    if context not in CONTEXT_MODES:
+        _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
+    if wandb not in MODES:
+        _fail(f"--wandb must be one of {', '.join(MODES)}")
+    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens)
+    try:
+        sampler = make_policy(policy, **kwargs)
+    except ImportError as exc:
+        _fail(str(exc))
+    if out is None:
+        out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    results = run_eval(
+        sampler, task_ids or None, n=n, turns=turns, context=context, workers=workers, out_dir=out, device=device,
+        store=store, wandb_mode=wandb, progress=not quiet, config=EvalConfig(timeout_s=timeout),
+        use_cache=not no_cache,
+    )
+    table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {device}")
+    rows = [*results["tasks"].items(), ("overall", results["overall"])]
+    table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
+    for col in ("compile", "correct", "violations", f"best-of-{n} reward", f"pass@{n}", "best speedup"):
+        table.add_column(col)
+    for name, m in rows:
+        best = m.get("best_speedup", {}).get("best")
+        geo = m.get("geomean_best_speedup", {}).get("best", {}).get("over_solved")
+        speed = best if best is not None else geo
+        table.add_row(name, f"{m['compile_rate']:.2f}", f"{m['correct_rate']:.2f}", f"{m['violation_rate']:.2f}",
+                      f"{m['best_of_k_reward'][-1]:.3f}", f"{m['pass_at_k'][-1]:.2f}",
+                      f"{speed:.2f}x" if speed is not None else "-")
+    console.print(table)
+    if results["timing_note"]:
+        console.print(f"[yellow]note:[/yellow] {results['timing_note']}")
+    judge = results["judge"]
+    console.print(f"{judge['candidates']} candidates ({judge['cached']} from the store) in "
+                  f"{results['wall_s']['total']:.1f} s; report: {out / 'report.md'}")

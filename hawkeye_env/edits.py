@@ -106,6 +106,8 @@ def extract_source(reply: str) -> str:
         where = f"line {exc.lineno}: {exc.msg}" if exc.lineno else exc.msg
         text = f" ({_show(exc.text.strip())})" if exc.text and exc.text.strip() else ""
         raise EditError(f"no fenced code block and the text is not Python: {where}{text}") from None
+    except ValueError as exc:
+        raise EditError(f"no fenced code block and the text is not Python: {exc}") from None
     code_nodes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
     if not any(isinstance(node, code_nodes) for node in ast.walk(tree)):
         raise EditError(

@@ -210,3 +210,8 @@ def test_replace_unique_span_property(
     expected = "\n".join(out) + ("\n" if out else "")
     assert apply_edits("\n".join(lines) + "\n", reply) == expected
     assert to_candidate("\n".join(lines) + "\n", "```\n" + reply + "```\n") == expected
+
+
+def test_nul_bytes_are_an_edit_error_not_a_crash():
+    with pytest.raises(EditError, match="not Python"):
+        extract_source("x = 1\x00\n")

@@ -81,8 +81,9 @@ def _reference_outputs(unit: Unit, inputs: tuple) -> tuple[tuple, tuple]:
         return _as_tuple(reference(*inputs)), _as_tuple(reference(*_float64(inputs)))
 
 
-def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu") -> dict:
-    """Run ``unit``'s ``role`` callable at one shape and seed; compare with the float64 reference.
+def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu", fn=None) -> dict:
+    """Run ``unit``'s ``role`` callable (or ``fn``) at one shape and seed; compare with the float64
+    reference.
 
     Returns ``{"role", "shape", "seed", "ok", "reason", "max_err_ratio", "rel_l2"}``; an exception
     or an input mutated in place fails the case with its reason.
@@ -93,7 +94,7 @@ def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu") -> 
     expected, ref64 = _reference_outputs(unit, inputs)
     before = [a.clone() if isinstance(a, torch.Tensor) else a for a in inputs]
     try:
-        outs = _as_tuple(resolve(getattr(unit, role))(*inputs))
+        outs = _as_tuple((fn or resolve(getattr(unit, role)))(*inputs))
     except Exception as exc:  # a failing kernel is a failed case, reported with its error
         case["reason"] = f"{type(exc).__name__}: {exc}"
         return case
@@ -110,8 +111,9 @@ def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu") -> 
     return case
 
 
-def check_unit_cpu(unit: Unit) -> dict:
-    """Every CPU shape x ``SEEDS`` for solution, naive and reference, outputs NaN-poisoned.
+def check_unit_cpu(unit: Unit, candidate=None) -> dict:
+    """Every CPU shape x ``SEEDS`` for solution, naive and reference (and ``candidate``), outputs
+    NaN-poisoned.
 
     Returns ``{"unit": name, "ok": bool, "results": {role: [case, ...]}}`` (cases as ``check_case``).
     """
@@ -122,22 +124,48 @@ def check_unit_cpu(unit: Unit) -> dict:
 
     install_bf16_interpreter_fix()
     with poisoned_empty():
-        results = {role: [check_case(unit, role, shape, seed) for shape in unit.cpu_shapes for seed in SEEDS]
-                   for role in ROLES}
+        fns = {role: None for role in ROLES} | ({"candidate": candidate} if candidate else {})
+        results = {role: [check_case(unit, role, shape, seed, fn=fn) for shape in unit.cpu_shapes for seed in SEEDS]
+                   for role, fn in fns.items()}
     ok = all(c["ok"] for cases in results.values() for c in cases) and bool(unit.cpu_shapes)
     return {"unit": unit.name, "ok": ok, "results": results}
 
 
-def verify_cpu_in_subprocess(names: list[str] | tuple[str, ...] = ()) -> list[dict]:
-    """``check_unit_cpu`` for ``names`` (all runnable units if empty) in a fresh interpreter process."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    cmd = [sys.executable, "-m", "units.harness", "--cpu", *names, "--json"]
+def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None) -> list[dict]:
+    """``python -m units.harness`` in a fresh process (the interpreter on CPU); parsed JSON.
+
+    With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
+    reads numbers back, never imports it.
+    """
+    env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
+    cmd = [sys.executable, "-m", "units.harness", f"--{device}", *names, "--json"]
+    if candidate:
+        cmd += ["--candidate", str(candidate)]
     proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, env=env, capture_output=True, text=True,
                           timeout=SUBPROCESS_TIMEOUT_S)
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}") from None
+
+
+def verify_cpu_in_subprocess(names=()) -> list[dict]:
+    """``check_unit_cpu`` for ``names`` (all runnable units if empty) in a fresh interpreter process."""
+    return verify_in_subprocess(names, "cpu")
+
+
+def load_candidate(path: str, unit: Unit):
+    """The candidate file's function with the same name as the unit's solution callable."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hawkeye_unit_candidate", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    name = unit.solution.partition(":")[2]
+    if not hasattr(module, name):
+        raise AttributeError(f"{path} defines no {name}(...) (the unit's solution signature)")
+    return getattr(module, name)
 
 
 def _callable_path(fn) -> str | None:
@@ -231,11 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--gpu", action="store_true", help="measure the metric on CUDA")
     parser.add_argument("names", nargs="*", help="unit names (default: every runnable unit)")
     parser.add_argument("--json", action="store_true", help="print one JSON list")
+    parser.add_argument("--candidate", help="file defining a function named like the unit's solution")
     args = parser.parse_args(argv)
     units = [get_unit(n) for n in args.names] if args.names else list_units(include_on_paper=False)
     if args.cpu and "triton" not in sys.modules:
         os.environ["TRITON_INTERPRET"] = "1"
-    reports = [check_unit_cpu(u) if args.cpu else measure_unit_gpu(u) for u in units]
+    reports = []
+    for u in units:
+        cand = load_candidate(args.candidate, u) if args.candidate else None
+        reports.append(check_unit_cpu(u, cand) if args.cpu else measure_unit_gpu(u, cand))
     if args.json:
         print(json.dumps(reports))
     else:

@@ -18,6 +18,7 @@ import ast
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import platform
 import secrets
 import time
@@ -39,6 +40,17 @@ from reward import REWARD_VERSION, reward
 # overhead means work ran outside the timed stream (REWARD_HACKS #3).
 TIMING_ESCAPE_RATIO = 2.0
 TIMING_ESCAPE_SLACK_MS = 0.05
+
+
+def _single_threaded_after_fork() -> None:
+    """torch's OpenMP pool does not survive ``fork``: a forked child that runs a parallel torch op
+    (the parent-side comparison) can deadlock. Children forked from a judging process (for
+    example gymnasium's AsyncVectorEnv workers) therefore compare on one thread."""
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_single_threaded_after_fork)
 
 
 @dataclass(frozen=True)
@@ -227,6 +239,9 @@ class Evaluator:
         except SyntaxError as exc:
             v.stage = Stage.COMPILE_ERROR
             v.error = f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})"
+            return False
+        except ValueError as exc:  # e.g. NUL bytes, which ast.parse refuses with ValueError
+            v.stage, v.error = Stage.COMPILE_ERROR, f"unparsable source: {exc}"
             return False
         if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in ast.walk(tree)):
             v.stage, v.error = Stage.NO_SOURCE, "the source defines no class ModelNew"

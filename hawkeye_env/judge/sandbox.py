@@ -44,6 +44,7 @@ class Outcome:
 
 
 _FORKSERVER: mp.context.BaseContext | None = None
+_FORKSERVER_PID = 0
 _PRELOADED_TRITON = False
 # Serialises context creation and process starts: ``_main_hidden`` swaps ``sys.modules["__main__"]``
 # and two threads swapping at once could leave the placeholder in place.
@@ -51,9 +52,14 @@ _START_LOCK = threading.Lock()
 
 
 def _context(device: str) -> mp.context.BaseContext:
-    """The forkserver context; a spawn context for CPU jobs when the server preloaded triton."""
-    global _FORKSERVER, _PRELOADED_TRITON
+    """The forkserver context; a spawn context for CPU jobs when the server preloaded triton, and in
+    a process forked from the one that started the forkserver (its children are not ours to wait
+    for: e.g. a gymnasium AsyncVectorEnv worker forked after the parent judged something)."""
+    global _FORKSERVER, _FORKSERVER_PID, _PRELOADED_TRITON
+    if _FORKSERVER is not None and _FORKSERVER_PID != os.getpid():
+        return mp.get_context("spawn")
     if _FORKSERVER is None:
+        _FORKSERVER_PID = os.getpid()
         _PRELOADED_TRITON = torch.cuda.is_available()
         _FORKSERVER = mp.get_context("forkserver")
         _FORKSERVER.set_forkserver_preload(PRELOAD_CUDA if _PRELOADED_TRITON else PRELOAD_CPU)

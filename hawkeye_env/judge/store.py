@@ -61,8 +61,9 @@ def default_store_path() -> str:
 
 
 def source_hash(source: str) -> str:
-    """sha256 hex digest of ``source`` with CRLF line endings normalised to LF."""
-    return hashlib.sha256(source.replace("\r\n", "\n").encode("utf-8")).hexdigest()
+    """sha256 hex digest of ``source`` with CRLF line endings normalised to LF (lone surrogates,
+    which UTF-8 cannot encode, are hashed by their code points)."""
+    return hashlib.sha256(source.replace("\r\n", "\n").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def canonical_json(obj: Any) -> str:

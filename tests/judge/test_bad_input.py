@@ -202,3 +202,11 @@ def test_broken_candidates(case: Bad, ev: Evaluator) -> None:
 
 def test_evaluator_still_judges_honest_solution(ev: Evaluator) -> None:
     _assert_honest_correct(ev)
+
+
+def test_nul_bytes_and_surrogates_get_verdicts() -> None:
+    ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    v = ev.evaluate("vector_add_fp32", "class ModelNew:\n    x = 1\x00\n", "cpu")
+    assert v.stage is Stage.COMPILE_ERROR and ("null bytes" in v.error or "unparsable" in v.error), v.error
+    v = ev.evaluate("vector_add_fp32", "class ModelNew:\n    x = '\ud800'\n", "cpu")
+    assert v.stage is not Stage.CORRECT and v.reward <= -0.5

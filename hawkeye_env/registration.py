@@ -1,0 +1,29 @@
+"""The one place the package's Gymnasium environments are registered.
+
+``import hawkeye_env`` calls ``register_envs()``; calling it again is a no-op. Registration imports
+neither torch nor the env module: the entry point is a string, resolved by ``gymnasium.make``::
+
+    import gymnasium, hawkeye_env
+    env = gymnasium.make("hawkeye/KernelOpt-v0", tasks=["vector_add_fp32"], store=":memory:")
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+KERNEL_OPT_ID = "hawkeye/KernelOpt-v0"
+
+
+def register_envs() -> None:
+    """Register ``hawkeye/KernelOpt-v0`` unless it already is (idempotent).
+
+    ``nondeterministic=True``: the judge draws fresh trial inputs per evaluation, answers repeats
+    from its store and times on the GPU, so the same action need not give the same ``info`` twice.
+    No ``max_episode_steps``: the env truncates itself at ``max_turns``.
+    """
+    if KERNEL_OPT_ID in gymnasium.registry:
+        return
+    gymnasium.register(id=KERNEL_OPT_ID, entry_point="hawkeye_env.env:KernelOptEnv", nondeterministic=True)
+
+
+__all__ = ["KERNEL_OPT_ID", "register_envs"]

@@ -1,0 +1,312 @@
+"""A non-LLM baseline policy: tune the knobs of Triton sources it can compose.
+
+It starts from sources that already define ``ModelNew``: the task's expert solution
+(``registry.solution_source``) and, for each runnable unit serving the task's tags
+(``units.index.units_for_tags``) whose solution callable can be called with the forward's inputs and
+the module's attributes, a *unit seed*: the unit's ``kernel.py`` inlined under the expert's
+``__init__`` and a ``forward`` calling the unit's function. It then mutates tuning knobs found with
+``ast``: integer literals assigned to, passed as, returned by or defaulted for a known knob name
+(``BLOCK``, ``BLOCK_M/N/K``, ``GROUP_M``, ``num_warps``, ``num_stages``...; see ``KNOBS``). Powers of
+two move to another power of two within a factor 4 and inside the knob's bounds; ``num_stages``
+moves by 1 or 2. Literals are replaced in place in the text, so comments and layout survive and the
+result always parses. Some knob values are invalid for a kernel (a tile too small for ``tl.dot``,
+a block below a row); the judge decides, as it does for any policy.
+
+Deterministic: sample ``i`` of an observation depends only on ``seed``, the task, the turn, the
+observation's ``trajectory`` key and the base source. On the first turn sample 0 is the unmodified
+expert source and the next samples the unmodified unit seeds; later turns mutate the trajectory's
+last compiled source (``last_compiled_source``, else ``source``).
+
+Example::
+
+    from policies.search import SearchPolicy, knob_sites
+    policy = SearchPolicy(seed=0)
+    obs = {"task_id": "gemm_bf16", "prompt": "", "source": "", "feedback": "", "turn": 0}
+    [actions] = policy.sample([obs], n=4)   # fenced ```python blocks
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import logging
+import math
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hawkeye_env.tasks.registry import get_task, solution_source
+from hawkeye_env.tasks.spec import TaskSpec
+
+log = logging.getLogger(__name__)
+
+# name pattern -> (lower bound, upper bound, step kind). Bounds: 1-D blocks from 64 (two warps of
+# one element each) to 16384 (32 fp32 registers per thread at 16 warps, units/row_reduction's
+# limit); tile sides from 16 (the smallest tl.dot operand side) to 1024; GROUP_M to 32 tile rows;
+# num_warps 1-16 (512 threads, the largest Triton default-configs use); num_stages 1-5 (five
+# 128x256x64 bf16 stages already exceed Hopper's 227 KB shared memory). A literal outside its
+# bounds widens them to include itself, so the expert's own value always stays reachable.
+KNOBS: tuple[tuple[re.Pattern[str], int, int, str], ...] = (
+    (re.compile(r"(BLOCK|BLOCK_SIZE|[XYR]BLOCK)"), 64, 16384, "pow2"),
+    (re.compile(r"(BLOCK|BLOCK_SIZE|B)_?[MNKTDV]"), 16, 1024, "pow2"),
+    (re.compile(r"GROUP(_SIZE)?_[MN]"), 1, 32, "pow2"),
+    (re.compile(r"(num_warps|NUM_WARPS)"), 1, 16, "pow2"),
+    (re.compile(r"(num_stages|NUM_STAGES)"), 1, 5, "linear"),
+)
+MAX_MUTATED_KNOBS = 3
+DEDUP_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class KnobSite:
+    """One integer literal of a knob: 1-based line, UTF-8 byte columns, value and allowed range."""
+
+    name: str
+    line: int
+    col: int
+    end_col: int
+    value: int
+    lo: int
+    hi: int
+    kind: str
+
+    def choices(self) -> list[int]:
+        """Other values this literal may take (empty when none fits the bounds)."""
+        if self.kind == "linear":
+            values = [self.value + d for d in (-2, -1, 1, 2)]
+        else:
+            base = 1 << round(math.log2(self.value))
+            values = [base << 1, base << 2, base, base >> 1, base >> 2]
+        lo, hi = min(self.lo, self.value), max(self.hi, self.value)
+        return sorted({v for v in values if lo <= v <= hi and v != self.value})
+
+
+def _knob(name: str) -> tuple[int, int, str] | None:
+    for pattern, lo, hi, kind in KNOBS:
+        if pattern.fullmatch(name.strip("_")):
+            return lo, hi, kind
+    return None
+
+
+def _result_literals(node: ast.AST) -> list[ast.Constant]:
+    """Positive int literals an expression can evaluate to (a literal, or the arms of ``a if c else b``)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0:
+        return [node]
+    if isinstance(node, ast.IfExp):
+        return _result_literals(node.body) + _result_literals(node.orelse)
+    return []
+
+
+def _named_values(tree: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(knob-candidate name, value expression) pairs from every place a knob value is written."""
+    pairs: list[tuple[str, ast.AST]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    pairs.append((target.id, node.value))
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    pairs += [(t.id, v) for t, v in zip(target.elts, node.value.elts) if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.keyword) and node.arg:
+            pairs.append((node.arg, node.value))
+        elif isinstance(node, ast.Dict):
+            pairs += [(k.value, v) for k, v in zip(node.keys, node.values)
+                      if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs += [(a.arg, d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+            pairs += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            pairs += [(node.name, r.value) for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
+    return pairs
+
+
+def knob_sites(source: str) -> list[KnobSite]:
+    """Every mutable knob literal of ``source``, in text order; [] if it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    sites: dict[tuple[int, int], KnobSite] = {}
+    for name, value in _named_values(tree):
+        bounds = _knob(name)
+        if bounds is None:
+            continue
+        for lit in _result_literals(value):
+            if lit.lineno == lit.end_lineno:
+                sites[(lit.lineno, lit.col_offset)] = KnobSite(
+                    name, lit.lineno, lit.col_offset, lit.end_col_offset, lit.value, *bounds)
+    return [sites[k] for k in sorted(sites)]
+
+
+def apply_values(source: str, changes: dict[KnobSite, int]) -> str:
+    """``source`` with each site's literal replaced by its new value (byte-exact elsewhere)."""
+    lines = source.encode("utf-8").split(b"\n")
+    for site in sorted(changes, key=lambda s: (s.line, s.col), reverse=True):
+        row = lines[site.line - 1]
+        lines[site.line - 1] = row[: site.col] + str(changes[site]).encode() + row[site.end_col:]
+    return b"\n".join(lines).decode("utf-8")
+
+
+def mutate(source: str, rng: random.Random, max_knobs: int = MAX_MUTATED_KNOBS) -> str:
+    """Change 1..``max_knobs`` knob literals of ``source`` to other allowed values; unchanged if none."""
+    sites = [s for s in knob_sites(source) if s.choices()]
+    if not sites:
+        return source
+    chosen = rng.sample(sites, rng.randint(1, min(max_knobs, len(sites))))
+    mutated = apply_values(source, {s: rng.choice(s.choices()) for s in chosen})
+    ast.parse(mutated)
+    return mutated
+
+
+# -- unit seeds ---------------------------------------------------------------------------------
+
+
+def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _call_arguments(fn: ast.FunctionDef, inputs: list[str], attributes: set[str]) -> list[str] | None:
+    """Keyword arguments calling ``fn`` from ``forward(inputs)`` of a module with ``attributes``.
+
+    A parameter named like a forward input takes it, one named like a ``self.`` attribute takes the
+    attribute, one with a default is left out; any other parameter, or a forward input left unused,
+    means the unit does not fit the task (None)."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]}
+    defaulted |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    call: list[str] = []
+    skipped_positional = False
+    for a in positional + args.kwonlyargs:
+        if a.arg in inputs:
+            value = a.arg
+        elif a.arg in attributes:
+            value = f"self.{a.arg}"
+        elif a.arg in defaulted:
+            skipped_positional |= a in args.posonlyargs
+            continue
+        else:
+            return None
+        if a in args.posonlyargs:
+            if skipped_positional:
+                return None
+            call.append(value)
+        else:
+            call.append(f"{a.arg}={value}")
+    used = {c.split("=")[-1] for c in call}
+    return call if set(inputs) <= used else None
+
+
+def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_solution: str) -> str | None:
+    """A candidate for ``spec`` calling ``unit_solution`` (``module:function``) with the expert's
+    ``__init__``, the unit's kernel module inlined; None when the unit's function does not fit."""
+    module, _, fn_name = unit_solution.partition(":")
+    path = Path(__file__).resolve().parent.parent.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.exists():
+        return None
+    unit_src = path.read_text(encoding="utf-8")
+    unit_tree, tree = ast.parse(unit_src), ast.parse(solution)
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
+    fn = _function(unit_tree, fn_name)
+    if model is None or fn is None:
+        return None
+    init = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    forward = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if init is None or forward is None:
+        return None
+    attributes = {t.attr for n in ast.walk(init) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                  if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    inputs = [a.arg for a in forward.args.args[1:]]
+    call = _call_arguments(fn, inputs, attributes)
+    if call is None:
+        return None
+    dropped = set()
+    for node in unit_tree.body:
+        is_doc = node is unit_tree.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            dropped |= set(range(node.lineno, node.end_lineno + 1))
+    body = "\n".join(line for i, line in enumerate(unit_src.splitlines(), 1) if i not in dropped).strip("\n")
+    header = (f'"""Search seed for {spec.id}: units/{unit_name} solution `{fn_name}` inlined, '
+              f'called from the expert ModelNew."""\n\nfrom __future__ import annotations\n\n')
+    init_src = ast.get_source_segment(solution, init, padded=True)
+    seed = (f"{header}{body}\n\nimport torch\nfrom torch import nn\n\n\nclass ModelNew(nn.Module):\n"
+            f"{init_src}\n\n    def forward(self, {', '.join(inputs)}):\n"
+            f"        return {fn_name}({', '.join(call)})\n")
+    ast.parse(seed)
+    return seed
+
+
+def task_seeds(task_id: str) -> list[str]:
+    """The expert solution, then one composed seed per fitting unit (by relevance)."""
+    spec = get_task(task_id)
+    expert = solution_source(spec)
+    seeds = [expert]
+    try:
+        from units.index import units_for_tags
+
+        units = units_for_tags(spec.tags)
+    except Exception as exc:  # a unit under construction must not take the baseline down
+        log.warning("search policy: units unavailable for %s (%s); expert seed only", task_id, exc)
+        return seeds
+    for unit in units:
+        if unit.solution:
+            composed = compose_unit_seed(spec, expert, unit.name, unit.solution)
+            if composed is not None:
+                seeds.append(composed)
+    return seeds
+
+
+def fenced(source: str) -> str:
+    """``source`` as a reply: one fenced python block."""
+    return f"```python\n{source.rstrip()}\n```\n"
+
+
+class SearchPolicy:
+    """Knob search over composed Triton sources; see the module docstring.
+
+    Args:
+        seed: the search's seed; equal seeds give equal samples.
+        max_knobs: at most this many knobs change per sample.
+    """
+
+    name = "search"
+
+    def __init__(self, seed: int = 0, max_knobs: int = MAX_MUTATED_KNOBS):
+        self.seed = seed
+        self.max_knobs = max_knobs
+        self._seeds: dict[str, list[str]] = {}
+
+    def _rng(self, *parts: object) -> random.Random:
+        digest = hashlib.sha256("|".join(map(str, (self.seed, *parts))).encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "little"))
+
+    def seeds(self, task_id: str) -> list[str]:
+        if task_id not in self._seeds:
+            self._seeds[task_id] = task_seeds(task_id)
+        return self._seeds[task_id]
+
+    def _sample_one(self, obs: dict, n: int) -> list[str]:
+        turn = int(obs.get("turn", 0))
+        base = obs.get("last_compiled_source") or obs.get("source") or ""
+        bases = [base] if base else self.seeds(obs["task_id"])
+        out: list[str] = []
+        for i in range(n):
+            parent = bases[i % len(bases)]
+            if turn == 0 and i < len(bases):
+                out.append(parent)
+                continue
+            digest = hashlib.sha256(parent.encode()).hexdigest()[:16]
+            rng = self._rng(obs["task_id"], turn, obs.get("trajectory", 0), i, digest)
+            child = parent
+            for _ in range(DEDUP_ATTEMPTS):
+                child = mutate(parent, rng, self.max_knobs)
+                if child not in out:
+                    break
+            out.append(child)
+        return [fenced(s) for s in out]
+
+    def sample(self, observations: list[dict], n: int) -> list[list[str]]:
+        return [self._sample_one(obs, n) for obs in observations]

@@ -1,0 +1,127 @@
+"""The OpenAI-compatible client against a local chat-completions server: parameters, retries, failures."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from policies.openai_compat import OpenAICompatPolicy
+
+OBS = {"task_id": "vector_add_fp32", "prompt": "write a kernel", "source": "", "feedback": "", "turn": 0}
+
+
+class _Server:
+    """A chat-completions endpoint answering with scripted status codes, recording every body."""
+
+    def __init__(self, statuses: list[int], choices_per_reply: int | None = None):
+        self.statuses = list(statuses)
+        self.choices_per_reply = choices_per_reply
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.bodies.append(body)
+                server.headers.append(dict(self.headers))
+                status = server.statuses.pop(0) if server.statuses else 200
+                if status != 200 or self.path != "/v1/chat/completions":
+                    self.send_response(status if status != 200 else 404)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "scripted failure"}')
+                    return
+                count = server.choices_per_reply or body["n"]
+                reply = {"choices": [{"index": i, "message": {"role": "assistant",
+                                                              "content": f"reply {len(server.bodies)}.{i}"}}
+                                     for i in range(min(count, body["n"]))]}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _policy(url: str, **kw) -> OpenAICompatPolicy:
+    return OpenAICompatPolicy(url, "test-model", seed=11, max_tokens=321, backoff_s=0.01, api_key="", **kw)
+
+
+def test_sends_n_seed_max_tokens_and_returns_n_replies():
+    with _Server([200]) as server:
+        [replies] = _policy(server.url).sample([OBS], n=3)
+    assert replies == ["reply 1.0", "reply 1.1", "reply 1.2"]
+    body = server.bodies[0]
+    assert (body["n"], body["seed"], body["max_tokens"], body["model"]) == (3, 11, 321, "test-model")
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["messages"][1]["content"] == "write a kernel"
+    assert "Authorization" not in server.headers[0]
+
+
+def test_a_500_is_retried_then_succeeds():
+    with _Server([500, 200]) as server:
+        policy = _policy(server.url)
+        [replies] = policy.sample([OBS], n=2)
+    assert len(server.bodies) == 2 and server.bodies[0] == server.bodies[1]
+    assert replies == ["reply 2.0", "reply 2.1"] and policy.errors == []
+
+
+def test_persistent_failure_gives_empty_replies_and_a_logged_reason(caplog):
+    with _Server([503] * 10) as server:
+        policy = _policy(server.url, max_retries=2)
+        [replies] = policy.sample([OBS], n=2)
+    assert replies == ["", ""]
+    assert len(server.bodies) == 3 and "HTTP 503" in policy.errors[0]
+    assert "request failed" in caplog.text
+
+
+def test_a_400_is_not_retried():
+    with _Server([400]) as server:
+        policy = _policy(server.url)
+        assert policy.sample([OBS], n=1) == [[""]]
+    assert len(server.bodies) == 1 and "HTTP 400" in policy.errors[0]
+
+
+def test_unreachable_server_never_raises():
+    policy = _policy("http://127.0.0.1:9/v1", max_retries=1, timeout_s=2)
+    assert policy.sample([OBS, OBS], n=2) == [["", ""], ["", ""]]
+    assert len(policy.errors) == 2
+
+
+def test_server_ignoring_n_is_asked_for_the_rest():
+    with _Server([], choices_per_reply=1) as server:
+        [replies] = _policy(server.url).sample([OBS], n=3)
+    assert len(replies) == 3 and [b["n"] for b in server.bodies] == [3, 2, 1]
+    assert [b["seed"] for b in server.bodies] == [11, 12, 13]
+
+
+def test_api_key_from_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with _Server([200]) as server:
+        OpenAICompatPolicy(server.url, "m").sample([OBS], n=1)
+    assert server.headers[0]["Authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize("turn,trajectory,expected", [(0, 0, 11), (0, 2, 11 + 2 * 7919), (1, 0, 11 + 104729)])
+def test_seed_varies_with_trajectory_and_turn(turn, trajectory, expected):
+    with _Server([200]) as server:
+        _policy(server.url).sample([{**OBS, "turn": turn, "trajectory": trajectory}], n=1)
+    assert server.bodies[0]["seed"] == expected

@@ -1,0 +1,44 @@
+"""``hawkeye eval``: a small search-policy run writes its report; usage errors exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hawkeye_env.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def sandbox(tmp_path, monkeypatch):
+    monkeypatch.setenv("HAWKEYE_STORE", str(tmp_path / "store.sqlite3"))
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    for var in ("WANDB_CACHE_DIR", "WANDB_CONFIG_DIR", "WANDB_DATA_DIR"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+
+
+def test_eval_search_writes_the_report(tmp_path):
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["eval", "--policy", "search", "--tasks", "vector_add_fp32", "--n", "2",
+                                 "--out", str(out), "--device", "cpu", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (out / "report.md").exists() and (out / "best_of_k.png").exists()
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["tasks"] == ["vector_add_fp32"] and results["judge"]["candidates"] == 2
+    assert "vector_add_fp32" in result.stdout and "report" in result.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--policy", "nope"], "unknown policy"),
+    (["--tasks", "no_such_task"], "unknown task"),
+    (["--policy", "openai"], "needs --model"),
+    (["--context", "everything"], "--context"),
+    (["--wandb", "sometimes"], "--wandb"),
+])
+def test_eval_usage_errors_exit_2(args, message, tmp_path):
+    result = runner.invoke(app, ["eval", *args, "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert message in result.output
