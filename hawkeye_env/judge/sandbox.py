@@ -16,6 +16,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -109,9 +110,18 @@ def _describe_exit(code: int | None) -> str:
 
 
 def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int) -> Outcome:
-    """Run ``job`` in a fresh worker process and return its decoded reply or failure."""
+    """Run ``job`` in a fresh worker process and return its decoded reply or failure.
+
+    The worker writes the candidate into a private temporary folder that is removed here once the
+    worker is gone, whatever happened to it.
+    """
     from hawkeye_env.judge.worker import serve
 
+    with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-") as workdir:
+        return _run(serve, {**job, "workdir": workdir}, timeout_s, memory_limit_bytes)
+
+
+def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int) -> Outcome:
     with _START_LOCK:
         ctx = _context(job["device"])
         parent, child = ctx.Pipe(duplex=True)

@@ -44,8 +44,10 @@ def _setup(device: str, memory_limit_bytes: int) -> None:
     torch.utils.deterministic.fill_uninitialized_memory = True
 
 
-def _import_candidate(source: str, name: str):
-    folder = tempfile.mkdtemp(prefix="hawkeye-candidate-")
+def _import_candidate(source: str, name: str, folder: str | None):
+    """Write the source to ``folder`` (removed by the parent after the job) and import it: Triton
+    reads kernel source from the file, and tracebacks quote its lines."""
+    folder = folder or tempfile.mkdtemp(prefix="hawkeye-candidate-")
     path = os.path.join(folder, f"{name}.py")
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
@@ -235,7 +237,7 @@ def run_job(job: dict, report=lambda violations: None) -> dict:
     run = _Run(job)
     run.report = report
     try:
-        run.candidate = _import_candidate(job["source"], run.name)
+        run.candidate = _import_candidate(job["source"], run.name, job.get("workdir"))
     except BaseException as exc:  # noqa: BLE001 - any failure of candidate import is a verdict
         reply.update(stage="compile_error", error=_short_traceback(exc, run.name))
         return reply
