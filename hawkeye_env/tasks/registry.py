@@ -2,13 +2,22 @@
 
 Tasks are modules holding ``Model``, ``get_inputs``, ``get_init_inputs`` and ``SPEC``. Adding a
 task means adding its module path to ``TASK_MODULES``; nothing else registers itself at import.
+
+User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``) hold
+one task module per top-level ``.py`` file and a ``TASK_FOLDER_MARKER`` file. They are registered
+at run time by ``register_tasks_from(folder)``, or by listing them in the ``HAWKEYE_TASK_DIRS``
+environment variable (``os.pathsep``-separated). Judge workers start with the parent's
+``sys.path``, so marked folders on ``sys.path`` are registered too.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import sys
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 
 from hawkeye_env.tasks.spec import TaskSpec
@@ -18,18 +27,57 @@ TASK_MODULES: tuple[str, ...] = (
     "hawkeye_env.tasks.conformance.softmax_fp32",
     "hawkeye_env.tasks.conformance.rmsnorm_bf16",
     "hawkeye_env.tasks.conformance.gemm_bf16",
+    "hawkeye_env.tasks.suite.gemm_bias_gelu_bf16",
+    "hawkeye_env.tasks.suite.gemm_skinny_bf16",
+    "hawkeye_env.tasks.suite.fp8_gemm_per_tensor",
+    "hawkeye_env.tasks.suite.mxfp4_gemm_bf16",
+    "hawkeye_env.tasks.suite.layernorm_bf16",
+    "hawkeye_env.tasks.suite.swiglu_bf16",
+    "hawkeye_env.tasks.suite.cross_entropy_fp32",
+    "hawkeye_env.tasks.suite.simple_gla_fwd_bf16",
+    "hawkeye_env.tasks.suite.attention_causal_bf16",
 )
+
+
+TASK_DIRS_ENV = "HAWKEYE_TASK_DIRS"
+TASK_FOLDER_MARKER = "HAWKEYE_TASKS"
+
+
+def _task_dirs() -> list[str]:
+    """User task folders: ``HAWKEYE_TASK_DIRS`` entries, then marked folders on ``sys.path``."""
+    dirs = [str(Path(d).resolve()) for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
+    dirs += [d for d in sys.path if d and (Path(d) / TASK_FOLDER_MARKER).is_file()]
+    return list(dict.fromkeys(dirs))
+
+
+def _folder_modules(folder: str) -> list[str]:
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return [p.stem for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
 
 
 @cache
 def _specs() -> dict[str, TaskSpec]:
     specs: dict[str, TaskSpec] = {}
-    for path in TASK_MODULES:
+    paths = list(TASK_MODULES) + [m for d in _task_dirs() for m in _folder_modules(d)]
+    for path in paths:
         spec = importlib.import_module(path).SPEC
         if spec.id in specs:
             raise RuntimeError(f"duplicate task id {spec.id} in {path}")
         specs[spec.id] = spec
     return specs
+
+
+def register_tasks_from(folder: str | os.PathLike) -> list[TaskSpec]:
+    """Register every task module in ``folder`` (top-level ``.py`` files defining ``SPEC``) for
+    this process and its children; returns the folder's specs."""
+    folder = str(Path(folder).resolve())
+    dirs = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
+    if folder not in dirs:
+        os.environ[TASK_DIRS_ENV] = os.pathsep.join([*dirs, folder])
+    names = set(_folder_modules(folder))
+    _specs.cache_clear()
+    return [s for s in _specs().values() if s.module in names]
 
 
 def list_tasks() -> list[TaskSpec]:
@@ -39,6 +87,8 @@ def list_tasks() -> list[TaskSpec]:
 
 def get_task(task_id: str) -> TaskSpec:
     """The spec of ``task_id``; ``KeyError`` lists the known ids."""
+    if task_id not in _specs():
+        _specs.cache_clear()  # a task folder may have been registered since (or put on sys.path)
     try:
         return _specs()[task_id]
     except KeyError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import random
+import sys
 
 import pytest
 
@@ -43,10 +44,15 @@ def test_samples_parse_and_change_only_knob_literals(task):
 
 @pytest.mark.parametrize("task", TASKS)
 def test_same_seed_same_samples_other_seed_other_samples(task):
+    """Deterministic per seed; a different seed explores differently wherever a seed source has
+    knobs (an expert that only calls a unit, with no unit seed that fits, has nothing to vary)."""
     obs = [_obs(task)]
     first = SearchPolicy(seed=7).sample(obs, n=8)
     assert first == SearchPolicy(seed=7).sample(obs, n=8)
-    assert first != SearchPolicy(seed=8).sample(obs, n=8)
+    if any(knob_sites(src) for src in task_seeds(task)):
+        assert first != SearchPolicy(seed=8).sample(obs, n=8)
+    else:
+        assert len(set(first[0])) == 1 and first == SearchPolicy(seed=8).sample(obs, n=8)
 
 
 def test_mutated_values_are_powers_of_two_within_bounds():
@@ -99,8 +105,7 @@ def test_a_composed_unit_seed_passes_the_judge(tmp_path):
     from hawkeye_env.judge.store import ResultStore
 
     seeds = task_seeds("rmsnorm_bf16")
-    if len(seeds) == 1:
-        pytest.skip("no unit serving rmsnorm_bf16's tags has a solution callable that fits its forward")
+    assert len(seeds) > 1, "the row_reduction unit's rms_norm fits rmsnorm_bf16's forward"
     assert "from units" not in seeds[1] and "def forward(self, x):" in seeds[1]
     verdict = Evaluator(ResultStore(tmp_path / "store.sqlite3")).evaluate("rmsnorm_bf16", seeds[1], "cpu")
     assert verdict.correct, verdict.feedback
@@ -108,10 +113,7 @@ def test_a_composed_unit_seed_passes_the_judge(tmp_path):
 
 @pytest.mark.parametrize("name,module,hint", [("hf", "transformers", "hawkeye-env[train]"),
                                               ("vllm", "vllm", "hawkeye-env[vllm]")])
-def test_llm_policies_without_their_library_give_the_install_hint(name, module, hint):
-    import importlib.util
-
-    if importlib.util.find_spec(module) is not None:
-        pytest.skip(f"{module} is installed")
+def test_llm_policies_without_their_library_give_the_install_hint(name, module, hint, monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)  # makes ``import module`` raise ImportError
     with pytest.raises(ImportError, match=hint.replace("[", r"\[").replace("]", r"\]")):
         make_policy(name, model="/nonexistent")

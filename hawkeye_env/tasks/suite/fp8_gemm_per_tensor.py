@@ -1,0 +1,66 @@
+"""FP8 e4m3 GEMM with per-tensor scales: ``out = (a * scale_a) @ (w * scale_w)^T`` in bfloat16.
+
+Inputs: ``a`` float8_e4m3fn ``[M, K]`` (activations), ``w`` float8_e4m3fn ``[N, K]`` (a weight in
+the ``nn.Linear`` layout, so ``w.t()`` is the K-major ``[K, N]`` operand fp8 tensor cores read),
+``scale_a`` and ``scale_w`` float32 ``[1]``. Output bfloat16 ``[M, N]``. The reference dequantizes
+to float32 in PyTorch and multiplies.
+
+Redraws: the judge redraws every floating input, fp8 ones included (a float32 draw cast to
+float8_e4m3fn, which saturates at +-448 on CPU), and the scales with them. Any real scale, negative
+or tiny, is still a well-posed problem (the product is linear in each scale), so the reference
+uses the scales as given. ``heavy_tailed`` is left out: a Student-t draw beyond 448 would saturate
+(or turn NaN where the cast does not saturate), which real quantized operands never hold since
+their scale is ``amax / 448``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from hawkeye_env.tasks.spec import TaskSpec
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor) -> torch.Tensor:
+        compute = scale_a.dtype  # float32, or float64 when the judge evaluates the reference exactly
+        out = (a.to(compute) * scale_a) @ (w.to(compute) * scale_w).t()
+        return out if compute == torch.float64 else out.to(torch.bfloat16)
+
+
+def get_inputs(M: int = 8192, N: int = 8192, K: int = 8192):
+    return [
+        torch.randn(M, K).to(torch.float8_e4m3fn),
+        torch.randn(N, K).to(torch.float8_e4m3fn),
+        torch.rand(1) / 448.0,
+        torch.rand(1) / 448.0,
+    ]
+
+
+def get_init_inputs(M: int = 8192, N: int = 8192, K: int = 8192):
+    return []
+
+
+SPEC = TaskSpec(
+    id="fp8_gemm_per_tensor",
+    family="gemm",
+    description=(
+        "Compute (a * scale_a) @ (w * scale_w)^T for float8_e4m3fn a [M, K] and w [N, K] (the "
+        "nn.Linear weight layout) with float32 one-element scales scale_a and scale_w, returning "
+        "bfloat16 [M, N]. Accumulate in float32 and apply the scales once in the epilogue. Feed "
+        "the fp8 operands to tensor cores directly (tl.dot on fp8: twice the bf16 rate on Hopper); "
+        "w.t() is already K-major. Scales may be any real number, including negative."
+    ),
+    module="hawkeye_env.tasks.suite.fp8_gemm_per_tensor",
+    dtypes=("float8_e4m3fn", "float32", "bfloat16"),
+    cpu_shapes=({"M": 67, "N": 45, "K": 200}, {"M": 150, "N": 260, "K": 48}),
+    gpu_shapes=({"M": 8192, "N": 8192, "K": 8192},),
+    flops=lambda M, N, K, **_: 2.0 * M * N * K,
+    bytes_moved=lambda M, N, K, **_: 1.0 * (M * K + N * K) + 2.0 * M * N,
+    tags=("fp8_gemm", "tiled_mma"),
+    distributions=("normal", "uniform"),
+    solution="hawkeye_env.tasks.solutions.fp8_gemm_per_tensor",
+)
