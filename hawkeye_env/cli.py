@@ -4,6 +4,7 @@
     hawkeye check gemm_bf16 cand.py --json       # judge a candidate file, print the verdict JSON
     hawkeye tasks list [--json]
     hawkeye tasks show gemm_bf16 [--json]
+    hawkeye tasks import-kernelbench KernelBench/level1 [--out DIR] [--json]
     hawkeye eval --policy search                 # best-of-N eval of the knob-search baseline, with report
     hawkeye eval --policy openai --base-url http://localhost:8000/v1 --model NAME --n 16 --turns 2
 
@@ -24,12 +25,14 @@ from rich.table import Table
 
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from training.cli import train_app
 
 app = typer.Typer(help="hawkeye-env: a trustworthy judge and RL environment for GPU kernels.",
                   no_args_is_help=True, add_completion=False)
 tasks_app = typer.Typer(help="Browse the task suite.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(units_app, name="units")
+app.add_typer(train_app, name="train")
 console = Console()
 
 
@@ -134,6 +137,21 @@ def tasks_show(
     origin = importlib.util.find_spec(spec.module).origin
     console.print("\n[bold]reference[/bold]")
     console.print(Path(origin).read_text(encoding="utf-8"), markup=False, highlight=False)
+
+
+@tasks_app.command("import-kernelbench")
+def tasks_import_kernelbench(
+    path: Path = typer.Argument(..., help="A KernelBench level folder (or one problem file)."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for the task modules (default: user data dir)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
+) -> None:
+    """Convert KernelBench problem files into tasks; use them with HAWKEYE_TASK_DIRS=OUT."""
+    from hawkeye_env.tasks.kernelbench import import_kernelbench, render_report
+
+    if not path.exists():
+        _fail(f"no such file or folder: {path}")
+    report = import_kernelbench(path, out)
+    typer.echo(json.dumps(report.to_dict(), sort_keys=True) if as_json else render_report(report))
 
 
 def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, temperature: float,

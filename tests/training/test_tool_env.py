@@ -1,0 +1,59 @@
+"""Multi-turn GRPO: the tool env steps ``KernelOptEnv`` and TRL accepts it as an ``environment_factory``."""
+
+import json
+
+from transformers.utils import get_json_schema
+
+from hawkeye_env.env import KernelOptEnv
+from hawkeye_env.judge.evaluator import Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.tasks.registry import get_task, solution_source
+from reward.v1 import REWARD_CORRECT
+from training.config import TrainConfig
+from training.data import fenced
+from training.grpo import train
+from training.tool_env import NO_SUBMISSION_REWARD, SUBMIT_NOTE, make_environment_factory
+
+TASK = "vector_add_fp32"
+
+
+def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs():
+    env = make_environment_factory(Evaluator(ResultStore(":memory:")), device="cpu", context="none", max_turns=3)()
+    assert env.reset(task=TASK, prompt=[]) == SUBMIT_NOTE
+    assert env.get_reward() == NO_SUBMISSION_REWARD
+    solution = solution_source(get_task(TASK))
+    wrong = solution.replace("a + b, mask=mask", "a - b, mask=mask")
+
+    feedback = env.submit_kernel(fenced(wrong))
+    assert "Reward -0.500" in feedback and "Turns left: 2" in feedback and env.get_reward() == -0.5
+    feedback = env.submit_kernel(fenced(solution))
+    assert "episode is over" in feedback and env.get_reward() == REWARD_CORRECT
+    assert "episode is over" in env.submit_kernel(fenced(wrong)) and env.get_reward() == REWARD_CORRECT
+
+    reference = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none", max_turns=3,
+                             target_speedup=None)
+    reference.reset(options={"task": TASK})
+    assert reference.step(fenced(wrong))[1] == -0.5 and reference.step(fenced(solution))[1] == REWARD_CORRECT
+    reference.close()
+
+
+def test_submit_kernel_has_a_tool_schema():
+    env = make_environment_factory(Evaluator(ResultStore(":memory:")), device="cpu")()
+    schema = get_json_schema(env.submit_kernel)
+    assert schema["function"]["name"] == "submit_kernel"
+    assert list(schema["function"]["parameters"]["properties"]) == ["source"]
+    json.dumps(schema)
+
+
+def test_multi_turn_grpo_runs_with_the_env_reward(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    config = TrainConfig(model=tiny_model, output_dir=str(tmp_path / "mt"), context="none", max_steps=2,
+                         batch_size=4, num_generations=4, max_completion_length=16, device="cpu",
+                         judge_device="cpu", store=":memory:", multi_turn=True, max_turns=2, save_steps=1000,
+                         report_to="none")
+    trainer = train(config, split={"train": [TASK], "eval": []})
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    assert len(logs) == 2
+    # The random tiny model never calls the tool, so every rollout gets the no-submission reward.
+    assert all(h["rewards/KernelOptToolEnv/mean"] == NO_SUBMISSION_REWARD for h in logs)
+    assert all(env.turns == 0 for env in trainer.environments)

@@ -1,0 +1,106 @@
+"""Single-turn GRPO against the one evaluator (TRL ``GRPOTrainer``).
+
+Each prompt is the env's first observation for a training task (``training.data.grpo_prompts``);
+the policy samples ``num_generations`` completions per prompt and each is scored by
+``training.reward.make_reward_func``: ``to_candidate`` then ``evaluate_many`` (sandboxed worker
+processes, never the trainer's process), reward = ``verdict.reward`` (reward v1). The verdict
+breakdown (``judge/compile_rate``, ``judge/correct_rate``, ``judge/violation_rate``,
+``judge/no_source_rate``, ``judge/timed_rate``, ``judge/mean_speedup``) is logged through TRL's
+``log_metric`` next to ``reward`` and ``kl``.
+
+``log_completions`` stays off: TRL 1.16 with wandb 0.31 crashes building the completions table
+("Found extra keys: reasoning_content"). ``--use-vllm`` passes ``use_vllm``/``vllm_mode`` to TRL
+(``colocate``: vLLM inside the trainer; ``server``: start ``trl vllm-serve --model M`` first).
+
+``multi_turn=True`` (``--multi-turn``) switches to TRL's experimental ``environment_factory``: each
+rollout is an env episode (``training.tool_env.KernelOptToolEnv``) where the model calls the tool
+``submit_kernel`` up to ``max_turns`` times and reads the judge's feedback; the rollout's reward is
+the env's reward for its last submission (-1.0 without one). Run::
+
+    hawkeye train grpo --model runs/sft --output-dir runs/grpo --judge-device cuda --use-vllm --vllm-mode colocate
+    python -m training.tiny_model /tmp/tiny && hawkeye train grpo --model /tmp/tiny --max-steps 2 --device cpu
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from training.config import TrainConfig, finish_wandb, save_run_metadata, wandb_offline_unless_keyed
+from training.data import grpo_prompts, split_tasks
+from training.reward import make_reward_func
+from training.tool_env import make_environment_factory
+
+
+def make_evaluator(config: TrainConfig):
+    """The run's ``Evaluator``: a results store beside the checkpoints, the configured worker timeout."""
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+
+    store = config.store or str(Path(config.output_dir) / "verdicts.sqlite")
+    if store != ":memory:":
+        Path(store).parent.mkdir(parents=True, exist_ok=True)
+    return Evaluator(ResultStore(store), EvalConfig(timeout_s=config.judge_timeout_s))
+
+
+def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward_func=None):
+    """Run GRPO on the training split; returns the finished ``GRPOTrainer``.
+
+    ``reward_func`` defaults to ``make_reward_func(make_evaluator(config), ...)``; the trainer's
+    reward function is reachable as ``trainer.reward_funcs[0]`` (its ``.stats`` holds the counts).
+    With ``config.multi_turn`` the reward is the env's (``KernelOptToolEnv.get_reward``), plus
+    ``reward_func`` when one is given.
+    """
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    split = split or split_tasks(config.split_seed, config.eval_fraction)
+    wandb_offline_unless_keyed(config)
+    save_run_metadata(config.output_dir, config, split, recipe="grpo")
+    dataset = Dataset.from_list(grpo_prompts(split["train"], config.context,
+                                             context_budget_chars=config.context_budget_chars))
+    environment_factory = None
+    if config.multi_turn:
+        environment_factory = make_environment_factory(make_evaluator(config), config.judge_device, config.context,
+                                                       config.max_turns)
+        reward_funcs = [reward_func] if reward_func is not None else None
+    else:
+        if reward_func is None:
+            reward_func = make_reward_func(make_evaluator(config), config.judge_device, config.judge_workers)
+        reward_funcs = [reward_func]
+    args = GRPOConfig(
+        output_dir=config.output_dir,
+        num_generations=config.num_generations,
+        max_completion_length=config.max_completion_length,
+        learning_rate=config.learning_rate,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        beta=config.beta,
+        temperature=config.temperature,
+        use_vllm=config.use_vllm,
+        vllm_mode=config.vllm_mode,
+        log_completions=False,
+        max_tool_calling_iterations=config.max_turns if config.multi_turn else None,
+        logging_steps=config.logging_steps,
+        save_steps=config.save_steps,
+        report_to=config.report_to,
+        run_name=f"grpo-{config.split_seed}-{config.context}",
+        seed=config.seed,
+        use_cpu=config.device == "cpu",
+        bf16=config.bf16,
+        **config.extra,
+    )
+    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    model = AutoModelForCausalLM.from_pretrained(config.model)
+    trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
+                          processing_class=tokenizer, environment_factory=environment_factory)
+    try:
+        trainer.train()
+    finally:
+        finish_wandb(config)
+    trainer.save_model(config.output_dir)
+    return trainer
+
+
+__all__ = ["make_evaluator", "train"]
