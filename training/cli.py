@@ -79,3 +79,7 @@ def grpo(
 
 
 __all__ = ["train_app"]
+
+
+if __name__ == "__main__":
+    train_app()
