@@ -5,18 +5,8 @@ Shapes are ``{"M": rows of a, "N": columns of b, "K": inner dimension}``; inputs
 
 from __future__ import annotations
 
-import torch
-
+from units.inputs import bf16_matmul_inputs as make_inputs  # noqa: F401 (UNIT.make_inputs)
 from units.spec import Metric, Unit
-
-
-def make_inputs(shape, device: str, seed: int) -> tuple:
-    """``(a [M, K], b [K, N])``: standard-normal bfloat16 matrices, contiguous (K, N multiples of 8)."""
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    a = torch.randn(shape["M"], shape["K"], generator=g)
-    b = torch.randn(shape["K"], shape["N"], generator=g)
-    return a.to(device=device, dtype=torch.bfloat16), b.to(device=device, dtype=torch.bfloat16)
-
 
 UNIT = Unit(
     name="tma_descriptors",
