@@ -50,16 +50,21 @@ def _row_major_matmul_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``, fp32 accumulation, tiles in row-major order."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, *, block_m: int = BLOCK_M, block_n: int = BLOCK_N,
+    block_k: int = BLOCK_K, num_stages: int = NUM_STAGES, num_warps: int = NUM_WARPS,
+) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``, fp32 accumulation, tiles in row-major order,
+    one program per output tile. The tile configuration defaults to ``kernel.py``'s; other units
+    reuse this as their naive baseline with their own tiles (``persistent_splitk``)."""
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _row_major_matmul_kernel[grid](
         a, b, c, m, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
-        num_stages=NUM_STAGES, num_warps=NUM_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+        num_stages=num_stages, num_warps=num_warps,
     )
     return c
