@@ -173,7 +173,8 @@ def eval_(
     n: int = typer.Option(4, min=1, help="Samples (trajectories) per task."),
     turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
     context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
-    workers: int = typer.Option(2, min=1, help="Candidates judged at once (1 per GPU when timing)."),
+    workers: int = typer.Option(2, min=1, help="Candidates judged at once on CPU (CUDA judging uses one "
+                                "worker at a time so timings never share the GPU)."),
     out: Path | None = typer.Option(None, help="Output folder. Default: out/eval/<policy>-<time>."),
     device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
     wandb: str = typer.Option("offline", help="W&B mode: offline, online (needs WANDB_API_KEY) or disabled."),

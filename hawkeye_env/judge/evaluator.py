@@ -345,13 +345,16 @@ def evaluate_many(
 ) -> list[Verdict]:
     """Judge ``(task_id, source)`` pairs concurrently, one worker process each; results in input order.
 
-    Identical pairs are judged once. ``workers`` bounds the processes alive at once (on CUDA keep it
-    at 1 per GPU so timings never share a GPU). ``on_verdict(index, verdict)`` is called as each
-    verdict arrives (progress bars, incremental logging).
+    Identical pairs are judged once. ``workers`` bounds the processes alive at once. On CUDA it is
+    capped at 1: every worker times on the current GPU, and two timings sharing a GPU would slow each
+    other down. ``on_verdict(index, verdict)`` is called as each verdict arrives (progress bars,
+    incremental logging).
     """
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     device = resolve_device(device)
+    if device == "cuda":
+        workers = 1
     unique: dict[tuple[str, str], list[int]] = {}
     for i, (task, source) in enumerate(jobs):
         unique.setdefault((task, source_hash(source)), []).append(i)
