@@ -67,8 +67,16 @@ def _grouped_matmul_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``, fp32 accumulation, tiles in grouped order."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, *, block_m: int = BLOCK_M, block_n: int = BLOCK_N, block_k: int = BLOCK_K,
+    group_m: int = GROUP_M, num_stages: int = NUM_STAGES, num_warps: int = NUM_WARPS,
+) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``, fp32 accumulation, tiles in grouped order.
+
+    The tile configuration defaults to this unit's; other units reuse this kernel with their own
+    (``software_pipelining`` varies ``num_stages``; the naive kernels of ``tma_descriptors`` and
+    ``epilogue_fusion`` are this GEMM at their tiles).
+    """
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16:
@@ -76,11 +84,11 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _grouped_matmul_kernel[grid](
         a, b, c, m, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-        num_stages=NUM_STAGES, num_warps=NUM_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+        num_stages=num_stages, num_warps=num_warps,
     )
     return c

@@ -7,8 +7,8 @@ runs, hiding global-memory latency behind tensor-core work.
 Inputs ``a [M, K]`` and ``b [K, N]`` are bfloat16 with any strides; the output is a contiguous
 bfloat16 ``[M, N]`` tensor accumulated in float32. One program computes one ``[BLOCK_M, BLOCK_N]``
 tile, tiles in grouped order. Row and column indices wrap modulo M and N so edge tiles load in
-bounds without masks; K is masked; stores are masked. ``naive.py`` launches this same kernel with
-``num_stages=1``.
+bounds without masks; K is masked; stores are masked. The kernel is ``grouped_tile_order``'s (the
+strategy here is the launch parameter, not the code); ``naive.py`` runs it with ``num_stages=1``.
 
 Example::
 
@@ -20,8 +20,8 @@ Example::
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
+
+from units.grouped_tile_order.kernel import matmul as grouped_matmul
 
 # 4 stages of a 128x64 A tile and a 64x128 B tile are 4 * 32 KB = 128 KB of shared memory, inside
 # H200's 227 KB per block with room for the epilogue; 128x256 tiles at 4 stages would need 192 KB
@@ -30,60 +30,10 @@ BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 64, 8
 NUM_STAGES, NUM_WARPS = 4, 8
 
 
-@triton.jit
-def _matmul_kernel(
-    a_ptr, b_ptr, c_ptr,
-    M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
-    offs_k = tl.arange(0, BLOCK_K)  # [BK]
-    a_ptrs = a_ptr + offs_am[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak  # [BM, BK]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :].to(tl.int64) * stride_bn  # [BK, BN]
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_K)):
-        k_left = K - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)  # [BM, BK]
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)  # [BK, BN]
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-
-    offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
-    offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
-    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn  # [BM, BN]
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
-
-
 def launch(a: torch.Tensor, b: torch.Tensor, num_stages: int) -> torch.Tensor:
-    """Run the tiled GEMM with the K loop compiled at ``num_stages`` pipeline stages."""
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
-    if a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16:
-        raise TypeError(f"expected bfloat16 inputs, got {a.dtype} and {b.dtype}")
-    m, k = a.shape
-    n = b.shape[1]
-    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
-    _matmul_kernel[grid](
-        a, b, c, m, n, k,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-        num_stages=num_stages, num_warps=NUM_WARPS,
-    )
-    return c
+    """Run the grouped tiled GEMM with the K loop compiled at ``num_stages`` pipeline stages."""
+    return grouped_matmul(a, b, block_m=BLOCK_M, block_n=BLOCK_N, block_k=BLOCK_K, group_m=GROUP_M,
+                          num_stages=num_stages, num_warps=NUM_WARPS)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
