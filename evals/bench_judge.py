@@ -29,11 +29,12 @@ def bench_task(evaluator: Evaluator, task: str, device: str, repeats: int) -> di
     t0 = time.monotonic()
     cold = evaluator.evaluate(task, source, device, use_cache=False)
     cold_s = time.monotonic() - t0
-    warm_s, medians = [], []
+    warm_s, medians, warm_profiles = [], [], []
     for _ in range(repeats):
         t0 = time.monotonic()
         v = evaluator.evaluate(task, source, device, use_cache=False)
         warm_s.append(time.monotonic() - t0)
+        warm_profiles.append(v.profile)
         if v.timed:
             medians.append(v.timing["median_ms"])
     t0 = time.monotonic()
@@ -45,6 +46,7 @@ def bench_task(evaluator: Evaluator, task: str, device: str, repeats: int) -> di
         "cached_wall_s": cached_s, "cached_hit": cached.cached,
         "times_ms": cold.times_ms, "speedup": cold.speedup, "timing": cold.timing,
         "candidate_median_ms_per_verdict": medians,
+        "cold_profile": cold.profile, "warm_profiles": warm_profiles,
     }
     if len(medians) >= 2:
         row["verdict_to_verdict_cv"] = statistics.pstdev(medians) / statistics.fmean(medians)

@@ -40,7 +40,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from evals.metrics import best_of_k_curve, fast_p, geomean, prob_any_correct
 from hawkeye_env.edits import EditError
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
+from hawkeye_env.judge.backends import judge_device, judge_versions, make_judge
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, list_tasks
@@ -201,9 +202,10 @@ def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict, edit_
 
 def run_eval(
     policy: Policy, tasks: list[str] | None = None, n: int = 4, turns: int = 1, context: str = "docs",
-    workers: int = 2, out_dir: str | Path = "out/eval", device: str = "auto",
+    workers: int | None = None, out_dir: str | Path = "out/eval", device: str = "auto",
     store: ResultStore | str | Path | None = None, wandb_mode: str = "offline", progress: bool = True,
-    config: EvalConfig | None = None, use_cache: bool = True,
+    config: EvalConfig | None = None, use_cache: bool = True, backend: str = "local",
+    ray_address: str | None = None, gpus: int | None = None,
 ) -> dict:
     """Evaluate ``policy`` on ``tasks`` (default: every registered task) and write the report.
 
@@ -212,7 +214,8 @@ def run_eval(
         n: trajectories (samples) per task.
         turns: replies per trajectory; turn t > 0 sees the trajectory's source and feedback.
         context: unit context mode of the prompt (``none``, ``docs``, ``units``, ``full``).
-        workers: candidates judged at once (keep 1 per GPU on CUDA so timings never share one).
+        workers: candidates judged at once (default: 2 on CPU, 4 per GPU; timed sections never
+            share a GPU whatever the number).
         out_dir: where results, candidates, sources, plots, report and the W&B run go.
         device: ``cpu``, ``cuda`` or ``auto``.
         store: results store (or its path); default ``$HAWKEYE_STORE`` or the user cache.
@@ -220,18 +223,21 @@ def run_eval(
         progress: show rich progress bars.
         config: judge configuration (part of the store key).
         use_cache: answer repeated candidates from the store.
+        backend: ``local`` (this machine's worker pool) or ``ray`` (``hawkeye_env/judge/ray_backend.py``).
+        ray_address: Ray cluster address for ``backend="ray"`` (None: a local Ray).
+        gpus: local backend: how many visible GPUs to judge on (default all).
 
     Returns the ``results.json`` dict.
     """
     start = time.monotonic()
-    device = resolve_device(device)
     task_ids = list(tasks) if tasks else [s.id for s in list_tasks()]
     for task in task_ids:
         get_task(task)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    evaluator = Evaluator(_as_store(store), config or EvalConfig())
-    versions = software_versions(device)
+    evaluator = make_judge(backend, _as_store(store), config or EvalConfig(), ray_address)
+    device = judge_device(evaluator, device)
+    versions = judge_versions(evaluator, device, task_ids[0])
     gpu = versions["gpu"] if device == "cuda" else ""
     trajs = {(task, j): _Trajectory() for task in task_ids for j in range(n)}
     sample_s = judge_s = 0.0
@@ -260,7 +266,7 @@ def run_eval(
             t0 = time.monotonic()
             verdicts = evaluate_many(
                 evaluator, [(key[0], converted[key][0]) for key in keys], device, workers, use_cache,
-                on_verdict=lambda _i, _v, bar=bar: bars.advance(bar),
+                on_verdict=lambda _i, _v, bar=bar: bars.advance(bar), gpus=gpus,
             )
             judge_s += time.monotonic() - t0
             for key, verdict in zip(keys, verdicts):
@@ -280,6 +286,7 @@ def run_eval(
         "config": {
             "policy": getattr(policy, "name", type(policy).__name__), "tasks": task_ids, "n": n, "turns": turns,
             "context": context, "device": device, "workers": workers, "store": evaluator.store.path,
+            "backend": backend, "gpus": gpus,
             "judge": evaluator.config.key(), "versions": versions,
         },
         **summarise(by_task, turns),

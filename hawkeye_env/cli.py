@@ -5,6 +5,7 @@
     hawkeye tasks list [--json]
     hawkeye tasks show gemm_bf16 [--json]
     hawkeye tasks import-kernelbench KernelBench/level1 [--out DIR] [--json]
+    hawkeye baselines [--tasks a,b] [--device cuda] [--json] [--refresh]   # eager, compile, vendor times
     hawkeye eval --policy search                 # best-of-N eval of the knob-search baseline, with report
     hawkeye eval --policy openai --base-url http://localhost:8000/v1 --model NAME --n 16 --turns 2
 
@@ -23,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from hawkeye_env.cli_baselines import baselines_command
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from training.cli import train_app
@@ -33,6 +35,7 @@ tasks_app = typer.Typer(help="Browse the task suite.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(units_app, name="units")
 app.add_typer(train_app, name="train")
+app.command("baselines")(baselines_command)
 console = Console()
 
 
@@ -173,8 +176,12 @@ def eval_(
     n: int = typer.Option(4, min=1, help="Samples (trajectories) per task."),
     turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
     context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
-    workers: int = typer.Option(2, min=1, help="Candidates judged at once on CPU (CUDA judging uses one "
-                                "worker at a time so timings never share the GPU)."),
+    workers: int | None = typer.Option(None, min=1, help="Candidates judged at once (default: 2 on CPU, 4 per "
+                                       "GPU on CUDA; timed sections never share a GPU)."),
+    backend: str = typer.Option("local", help="Where candidates are judged: local (this machine's worker "
+                                "pool) or ray (one actor per GPU of a Ray cluster; needs the ray extra)."),
+    ray_address: str | None = typer.Option(None, help="ray: cluster address (e.g. auto); default a local Ray."),
+    gpus: int | None = typer.Option(None, min=1, help="local: how many visible GPUs to judge on (default all)."),
     out: Path | None = typer.Option(None, help="Output folder. Default: out/eval/<policy>-<time>."),
     device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
     wandb: str = typer.Option("offline", help="W&B mode: offline, online (needs WANDB_API_KEY) or disabled."),
@@ -201,7 +208,7 @@ def eval_(
     try:
         for task in task_ids:
             get_task(task)
-        device = resolve_device(device)
+        device = resolve_device(device) if backend == "local" else device  # ray: the cluster's devices
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     if policy not in POLICIES:
@@ -210,6 +217,15 @@ def eval_(
         _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
     if wandb not in MODES:
         _fail(f"--wandb must be one of {', '.join(MODES)}")
+    if backend not in ("local", "ray"):
+        _fail("--backend must be local or ray")
+    if backend == "ray":
+        from hawkeye_env.judge.ray_backend import import_ray
+
+        try:
+            import_ray()
+        except ImportError as exc:
+            _fail(str(exc))
     kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens)
     try:
         sampler = make_policy(policy, **kwargs)
@@ -220,9 +236,9 @@ def eval_(
     results = run_eval(
         sampler, task_ids or None, n=n, turns=turns, context=context, workers=workers, out_dir=out, device=device,
         store=store, wandb_mode=wandb, progress=not quiet, config=EvalConfig(timeout_s=timeout),
-        use_cache=not no_cache,
+        use_cache=not no_cache, backend=backend, ray_address=ray_address, gpus=gpus,
     )
-    table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {device}")
+    table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {results['config']['device']}")
     rows = [*results["tasks"].items(), ("overall", results["overall"])]
     table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
     for col in ("compile", "correct", "violations", f"best-of-{n} reward", f"pass@{n}", "best speedup"):

@@ -37,7 +37,7 @@ from units.index import CONTEXT_MODES, unit_context, units_for_tags
 MIN_TEXT_CHARS = 16_384
 #: Unit metrics the env can compute from a verdict's timing, and the task count each one divides.
 _TIMED_METRICS = {"achieved_tbps": "bytes_moved", "achieved_tflops": "flops"}
-#: ``measure_unit_gpu`` reports per unit, shared by the envs of a process (the expert's figure is fixed).
+#: ``units.harness`` GPU reports per unit, shared by the envs of a process (the expert's figure is fixed).
 _UNIT_REPORTS: dict[str, dict] = {}
 
 
@@ -278,18 +278,15 @@ class KernelOptEnv(gymnasium.Env):
 def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
     """Feedback lines comparing a timed, correct candidate with its units' expert metric.
 
-    Only on CUDA and only when ``units.harness.measure_unit_gpu`` exists. The candidate's figure is
-    computed from the verdict (task bytes or FLOPs at the timed shape over its median time), so no
-    candidate code runs outside the judge's worker; the unit solution's figure comes from
-    ``measure_unit_gpu(unit)`` at the unit's own GPU shape. Metrics that need a profiler on the
-    candidate (Nsight counters) are listed as not measured.
+    Only on CUDA. The candidate's figure is computed from the verdict (task bytes or FLOPs at the
+    timed shape over its median time), so no candidate code runs outside the judge's worker; the
+    unit solution's figure comes from ``units.harness`` measuring the unit at its own GPU shape in
+    a subprocess (this process never initialises CUDA), once per process. Metrics that need a
+    profiler on the candidate (Nsight counters) are listed as not measured.
     """
     if verdict.device != "cuda" or not verdict.timed or not verdict.times_ms.get("candidate"):
         return []
-    try:
-        from units.harness import measure_unit_gpu
-    except ImportError:
-        return []
+    from units.harness import verify_in_subprocess
     shape = dict(spec.gpu_shapes[0])
     seconds = verdict.times_ms["candidate"] * 1e-3
     lines = []
@@ -301,7 +298,7 @@ def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
         value = getattr(spec, _TIMED_METRICS[metric.name])(**shape) / seconds / 1e12
         try:
             if unit.name not in _UNIT_REPORTS:
-                _UNIT_REPORTS[unit.name] = measure_unit_gpu(unit)
+                _UNIT_REPORTS[unit.name] = verify_in_subprocess([unit.name], "gpu")[0]
             expert = _UNIT_REPORTS[unit.name]["values"].get("solution")
         except Exception as exc:  # diagnostics are optional: a harness failure never fails a step
             lines.append(f"- {unit.name}: not measured ({type(exc).__name__}: {exc})")

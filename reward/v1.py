@@ -41,7 +41,9 @@ any violation, or ``REJECTED``  ``-1.0``               A reward hack must never 
 
 ``s`` is :attr:`Verdict.best_speedup` (baseline time over candidate time, for the fastest baseline)
 and is good when finite and > 0. Every speedup value must be good, not just the minimum: ``min`` over values with a
-NaN depends on dict order, so one NaN could silently select a weaker baseline.
+NaN depends on dict order, so one NaN could silently select a weaker baseline. Only the scored baselines count
+(:attr:`Verdict.scored_speedup`: the judge's ``eager`` and ``compile``); vendor-library baselines listed in
+``Verdict.vendor_baselines`` are reported beside them and never change the reward.
 
 Floating point: the timed term is computed as ``1.0 - 0.8 / (1 + s)``, algebraically equal to the
 formula above but a chain of one-argument, correctly rounded operations, so it never decreases as
@@ -81,9 +83,10 @@ _FAILURE_REWARD: dict[Stage, float] = {
 
 def _usable_speedup(verdict: Verdict) -> float | None:
     """The best speedup if the verdict is timed and every speedup is finite and > 0, else None."""
-    if not verdict.timed or not verdict.speedup:
+    scored = verdict.scored_speedup
+    if not verdict.timed or not scored:
         return None
-    for value in verdict.speedup.values():
+    for value in scored.values():
         try:
             v = float(value)
         except (TypeError, ValueError):

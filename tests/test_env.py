@@ -295,7 +295,7 @@ def test_constructor_rejects_bad_arguments(evaluator) -> None:
 
 
 def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatch) -> None:
-    """CUDA feedback, checked without a GPU: a fake ``measure_unit_gpu`` gives the expert figure."""
+    """CUDA feedback, checked without a GPU: a fake unit-harness subprocess gives the expert figure."""
     import units.harness as harness
     spec = get_task(TASK)
     n = spec.gpu_shapes[0]["N"]
@@ -303,11 +303,12 @@ def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatc
                     times_ms={"candidate": 12.0 * n / 3.0e12 * 1e3, "eager": 1.0}, speedup={"eager": 2.0})
     calls = []
 
-    def fake_measure(unit):
-        calls.append(unit.name)
-        return {"values": {"solution": 4.0}}
+    def fake_measure(names, device):
+        assert device == "gpu"
+        calls.extend(names)
+        return [{"values": {"solution": 4.0}}]
 
-    monkeypatch.setattr(harness, "measure_unit_gpu", fake_measure, raising=False)
+    monkeypatch.setattr(harness, "verify_in_subprocess", fake_measure)
     monkeypatch.setattr("hawkeye_env.env._UNIT_REPORTS", {})
     lines = unit_metric_lines(spec, timed)
     assert lines[0].startswith("Unit metrics (diagnostic, weight 0")
@@ -317,6 +318,6 @@ def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatc
     assert calls == ["coalesced_access"]
     cpu = Verdict(task=TASK, device="cpu", stage=Stage.CORRECT, correct=True)
     assert unit_metric_lines(spec, cpu) == []
-    monkeypatch.setattr(harness, "measure_unit_gpu", lambda unit: 1 / 0)
+    monkeypatch.setattr(harness, "verify_in_subprocess", lambda names, device: 1 / 0)
     monkeypatch.setattr("hawkeye_env.env._UNIT_REPORTS", {})
     assert "not measured (ZeroDivisionError" in unit_metric_lines(spec, timed)[1]

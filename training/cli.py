@@ -16,6 +16,18 @@ from training.config import TrainConfig
 train_app = typer.Typer(help="Train a policy: SFT on expert kernels, GRPO against the judge.", no_args_is_help=True)
 
 
+def _task_list(tasks: str) -> tuple[str, ...]:
+    from hawkeye_env.tasks.registry import get_task
+
+    ids = tuple(t.strip() for t in tasks.split(",") if t.strip())
+    for task_id in ids:
+        try:
+            get_task(task_id)
+        except KeyError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--tasks") from None
+    return ids
+
+
 def _config(**kw) -> TrainConfig:
     return TrainConfig(**{k: v for k, v in kw.items() if v is not None})
 
@@ -25,6 +37,7 @@ def sft(
     model: str = typer.Option(..., help="Local model folder (or hub id) to fine-tune."),
     output_dir: str = typer.Option("runs/sft", help="Checkpoints, run_metadata.json and the W&B run."),
     context: str = typer.Option("docs", help="Unit context of the prompts: none, docs, units, full."),
+    tasks: str = typer.Option("", help="Comma-separated task ids to split into train/eval (default: all)."),
     eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training."),
     split_seed: int = typer.Option(0, help="Seed of the task split."),
     max_steps: int = typer.Option(100, help="Optimizer steps."),
@@ -39,7 +52,8 @@ def sft(
     """Fine-tune on the training tasks' expert solutions and the units, in the env's prompt."""
     from training.sft import train
 
-    train(_config(model=model, output_dir=output_dir, context=context, eval_fraction=eval_fraction,
+    train(_config(model=model, output_dir=output_dir, context=context, tasks=_task_list(tasks),
+                  eval_fraction=eval_fraction,
                   split_seed=split_seed, max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate,
                   max_length=max_length, include_units=not no_units, report_to=report_to, device=device, seed=seed))
 
@@ -49,6 +63,7 @@ def grpo(
     model: str = typer.Option(..., help="Local model folder (or hub id), e.g. an SFT output."),
     output_dir: str = typer.Option("runs/grpo", help="Checkpoints, run_metadata.json, verdict store, W&B run."),
     context: str = typer.Option("docs", help="Unit context of the prompts: none, docs, units, full."),
+    tasks: str = typer.Option("", help="Comma-separated task ids to split into train/eval (default: all)."),
     eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training."),
     split_seed: int = typer.Option(0, help="Seed of the task split."),
     num_generations: int = typer.Option(4, help="Completions per prompt."),
@@ -70,7 +85,8 @@ def grpo(
     """GRPO against the one evaluator: reward = verdict.reward of each completion."""
     from training.grpo import train
 
-    train(_config(model=model, output_dir=output_dir, context=context, eval_fraction=eval_fraction,
+    train(_config(model=model, output_dir=output_dir, context=context, tasks=_task_list(tasks),
+                  eval_fraction=eval_fraction,
                   split_seed=split_seed, num_generations=num_generations, max_completion_length=max_completion_length,
                   max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate, beta=beta,
                   multi_turn=multi_turn, max_turns=max_turns, use_vllm=use_vllm, vllm_mode=vllm_mode,

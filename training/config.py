@@ -27,6 +27,8 @@ class TrainConfig:
     """local path (or hub id, where one is reachable) of the policy model and its tokenizer"""
     output_dir: str = "runs/hawkeye"
     """folder for checkpoints, ``run_metadata.json`` and the offline W&B run"""
+    tasks: tuple[str, ...] = ()
+    """task ids the split draws from (``hawkeye tasks list``); empty means every registered task"""
     eval_fraction: float = 0.25
     """share of tasks held out of training (``training.data.split_tasks``); at least one task is held out"""
     split_seed: int = 0

@@ -54,7 +54,7 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    split = split or split_tasks(config.split_seed, config.eval_fraction)
+    split = split or split_tasks(config.split_seed, config.eval_fraction, config.tasks or None)
     wandb_offline_unless_keyed(config)
     save_run_metadata(config.output_dir, config, split, recipe="grpo")
     dataset = Dataset.from_list(grpo_prompts(split["train"], config.context,

@@ -23,7 +23,7 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    split = split or split_tasks(config.split_seed, config.eval_fraction)
+    split = split or split_tasks(config.split_seed, config.eval_fraction, config.tasks or None)
     wandb_offline_unless_keyed(config)
     save_run_metadata(config.output_dir, config, split, recipe="sft")
     rows = sft_examples(split["train"], config.context, config.include_units,

@@ -6,6 +6,7 @@ special tokens and TRL's copy of the Qwen2.5 chat template (tool-capable, which 
 response parsing). The model is a randomly initialised 2-layer Llama with hidden size 64. Example::
 
     python -m training.tiny_model /tmp/tiny     # then: hawkeye train sft --model /tmp/tiny ...
+    python -m training.tiny_model /tmp/small --hidden-size 256 --layers 4   # for a GPU smoke run
 """
 
 from __future__ import annotations
@@ -68,5 +69,19 @@ def build_tiny_model(out_dir: str | Path, vocab_size: int = 2048, hidden_size: i
     return out
 
 
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m training.tiny_model", description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", nargs="?", default="tiny-model")
+    parser.add_argument("--hidden-size", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--vocab-size", type=int, default=2048)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(build_tiny_model(args.out_dir, vocab_size=args.vocab_size, hidden_size=args.hidden_size,
+                           layers=args.layers, seed=args.seed))
+
+
 if __name__ == "__main__":
-    print(build_tiny_model(sys.argv[1] if len(sys.argv) > 1 else "tiny-model"))
+    main(sys.argv[1:])

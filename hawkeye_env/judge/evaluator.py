@@ -28,8 +28,9 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import correctness, roofline, sandbox, static_checks
+from hawkeye_env.judge import baselines, correctness, roofline, sandbox, static_checks
 from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.lanes import Lane, default_lane
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 from hawkeye_env.tasks.registry import get_task
@@ -64,7 +65,10 @@ class EvalConfig:
             outputs and float32 references of the GPU shapes crossing the pipe.
         iters: timed iterations per measurement on CUDA.
         retries: extra timing attempts while the coefficient of variation exceeds 0.05.
-        baselines: baselines the candidate's speedup is reported against.
+        baselines: judge baselines (``eager``, ``compile``) the candidate is timed against; the
+            reward reads the speedup over the fastest of them.
+        vendor_baselines: also time the task's ``vendor_baselines`` (cuBLAS, cuDNN, FLA...) on
+            CUDA; reported in ``times_ms`` and ``speedup``, never in the reward.
         static_checks: run the static rules (off only to test the worker's own defences).
         seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
     """
@@ -74,6 +78,7 @@ class EvalConfig:
     iters: int = 50
     retries: int = 2
     baselines: tuple[str, ...] = ("eager", "compile")
+    vendor_baselines: bool = True
     static_checks: bool = True
     seed: int | None = None
 
@@ -155,8 +160,13 @@ class Evaluator:
         self.store = store if store is not None else ResultStore()
         self.config = config or EvalConfig()
 
-    def evaluate(self, task_id: str, source: str, device: str = "auto", use_cache: bool = True) -> Verdict:
-        """Judge ``source`` on ``task_id``; never raises for anything the candidate does."""
+    def evaluate(self, task_id: str, source: str, device: str = "auto", use_cache: bool = True,
+                 lane: Lane | None = None) -> Verdict:
+        """Judge ``source`` on ``task_id``; never raises for anything the candidate does.
+
+        ``lane`` (``lanes.py``) places the worker on a GPU with its caches and timing lock; by
+        default the current GPU's lane. The batch API (``evaluate_many``) passes one per GPU.
+        """
         start = time.monotonic()
         spec = get_task(task_id)
         device = resolve_device(device)
@@ -170,7 +180,7 @@ class Evaluator:
                 verdict.cached = True
                 return verdict
         verdict = Verdict(task=task_id, device=device, stage=Stage.CORRECT, source_hash=digest, versions=versions)
-        self._judge(spec, source, device, verdict)
+        self._judge(spec, source, device, verdict, lane if lane is not None else default_lane(device))
         verdict.reward = reward(verdict)
         verdict.reward_version = REWARD_VERSION
         verdict.wall_s = time.monotonic() - start
@@ -178,7 +188,7 @@ class Evaluator:
         self.store.put_verdict(*key, verdict.to_dict())
         return verdict
 
-    def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict) -> None:
+    def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict, lane: Lane | None = None) -> None:
         if not self._static(source, v):
             return
         v.compiled = True
@@ -191,24 +201,31 @@ class Evaluator:
         shape = dict(spec.gpu_shapes[0])
         cached_baselines = {}
         if device == "cuda":
-            cached_baselines = self.store.get_baselines(spec.id, shape, device, v.versions)
+            names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+            cached_baselines = baselines.cached_entries(self.store, spec.id, shape, device, v.versions, names)
             job["timing"] = {
                 "seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries,
-                "baselines": [b for b in self.config.baselines if b not in cached_baselines],
+                "baselines": [b for b in names if b not in cached_baselines],
             }
         limit_gb = self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)
-        outcome = sandbox.run_in_worker(job, self.config.timeout_s, int(limit_gb * 2**30))
+        outcome = sandbox.run_in_worker(job, self.config.timeout_s, int(limit_gb * 2**30), lane)
+        v.profile = {"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
         if outcome.reply is None:
             v.stage, v.error = Stage.RUNTIME_ERROR, f"{outcome.failure}: {outcome.detail}"
             v.violations = [Violation(code, msg) for code, msg in outcome.violations]
             if v.violations:
                 v.stage = Stage.REJECTED
             return
+        reported = outcome.reply.get("profile")
+        if isinstance(reported, dict):
+            v.profile.update({f"worker.{k}": float(x) for k, x in reported.items() if isinstance(x, (int, float))})
+        compare = time.monotonic()
         try:
             self._read_reply(spec, job, outcome.reply, shape, device, cached_baselines, v)
         except Exception as exc:  # noqa: BLE001 - the reply comes from an untrusted process
             v.stage, v.correct, v.timed, v.speedup = Stage.RUNTIME_ERROR, False, False, {}
             v.error = f"malformed worker reply ({type(exc).__name__}: {exc})"
+        v.profile["compare_s"] = time.monotonic() - compare
 
     def _read_reply(self, spec, job, reply: dict, shape, device, cached_baselines, v: Verdict) -> None:
         v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
@@ -309,16 +326,21 @@ class Evaluator:
                 v.violations.append(Violation(
                     "stale_timed_output", f"timed iteration {i}'s output does not match its inputs: {bad['reason']}",
                 ))
-        baselines = {name: {"median_ms": t["median_ms"]} for name, t in cached.items()}
+        entries = dict(cached)
         for name, t in timing.items():
-            if name == "candidate":
-                continue
-            baselines[name] = {"median_ms": t["median_ms"]}
-            detail = {k: t[k] for k in ("iqr_ms", "cv", "attempts", "wall_median_ms")}
-            self.store.put_baseline(spec.id, shape, device, v.versions, name, t["median_ms"], detail)
+            if name != "candidate":
+                if "unavailable" in t and name in baselines.JUDGE_BASELINES:
+                    raise ValueError(f"judge baseline {name} reported unavailable")  # the worker raises instead
+                entries[name] = t
+                baselines.store_entry(self.store, spec.id, shape, device, v.versions, name, t)
+        measured = {n: float(t["median_ms"]) for n, t in entries.items() if "unavailable" not in t}
+        v.baselines_unavailable = {
+            n: baselines.short_reason(t["unavailable"]) for n, t in entries.items() if "unavailable" in t
+        }
         median = cand["median_ms"]
         v.timing = {k: cand[k] for k in ("median_ms", "iqr_ms", "cv", "attempts", "wall_median_ms")}
-        v.times_ms = {"candidate": median, **{n: b["median_ms"] for n, b in baselines.items()}}
+        v.times_ms = {"candidate": median, **measured}
+        v.vendor_baselines = [n for n in measured if n not in baselines.JUDGE_BASELINES]
         floor = roofline.floor_ms(
             spec.flops(**shape), spec.bytes_moved(**shape), spec.dtypes[0], v.versions.get("gpu", "")
         )
@@ -336,41 +358,31 @@ class Evaluator:
             v.stage, v.correct = Stage.REJECTED, False
             return
         v.timed = True
-        v.speedup = {n: b["median_ms"] / median for n, b in baselines.items() if median > 0}
+        v.speedup = {n: ms / median for n, ms in measured.items() if median > 0}
 
 
 def evaluate_many(
-    evaluator: Evaluator, jobs: list[tuple[str, str]], device: str = "auto", workers: int = 2,
-    use_cache: bool = True, on_verdict=None,
+    evaluator, jobs: list[tuple[str, str]], device: str = "auto", workers: int | None = None,
+    use_cache: bool = True, on_verdict=None, gpus: int | list[int] | None = None,
 ) -> list[Verdict]:
-    """Judge ``(task_id, source)`` pairs concurrently, one worker process each; results in input order.
+    """Judge ``(task_id, source)`` pairs concurrently, one fresh worker process each; results in
+    input order, every verdict written to the evaluator's store as it is reached.
 
-    Identical pairs are judged once. ``workers`` bounds the processes alive at once. On CUDA it is
-    capped at 1: every worker times on the current GPU, and two timings sharing a GPU would slow each
-    other down. ``on_verdict(index, verdict)`` is called as each verdict arrives (progress bars,
-    incremental logging).
+    Identical pairs are judged once. ``workers`` bounds the candidates in flight (default: 2 on
+    CPU, ``pool.WORKERS_PER_GPU`` per GPU on CUDA). On CUDA they are spread over ``gpus`` (how many
+    visible GPUs, or which indices; default all); correctness trials overlap, timed sections never
+    share a GPU (``lanes.py``). A worker that died without a verdict is retried once in a fresh
+    worker (``pool.py``). ``on_verdict(index, verdict)`` is called as each verdict arrives
+    (progress bars, incremental logging).
+
+    ``evaluator`` is an ``Evaluator`` (this machine) or a scale-out backend with its own
+    ``evaluate_many`` (``ray_backend.RayEvaluator``), which is then called with the same arguments.
     """
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    if hasattr(evaluator, "evaluate_many"):
+        return evaluator.evaluate_many(jobs, device, workers, use_cache, on_verdict, gpus)
+    from hawkeye_env.judge.pool import judge_batch
 
-    device = resolve_device(device)
-    if device == "cuda":
-        workers = 1
-    unique: dict[tuple[str, str], list[int]] = {}
-    for i, (task, source) in enumerate(jobs):
-        unique.setdefault((task, source_hash(source)), []).append(i)
-    results: list[Verdict | None] = [None] * len(jobs)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {
-            pool.submit(evaluator.evaluate, task, jobs[idx[0]][1], device, use_cache): idx
-            for (task, _), idx in unique.items()
-        }
-        for future in as_completed(futures):
-            verdict = future.result()
-            for i in futures[future]:
-                results[i] = verdict
-                if on_verdict is not None:
-                    on_verdict(i, verdict)
-    return results
+    return judge_batch(evaluator, jobs, resolve_device(device), workers, use_cache, on_verdict, gpus)
 
 
 _DEFAULT: Evaluator | None = None

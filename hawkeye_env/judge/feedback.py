@@ -39,5 +39,8 @@ def render_feedback(v: Verdict) -> str:
             lines.append(f"Roofline floor {floor:.4f} ms: the candidate runs at {floor / cand:.0%} of it.")
     elif v.correct:
         lines.append("Untimed: timing, speedups and unit profiling metrics need a CUDA GPU.")
+    if v.baselines_unavailable:
+        reasons = "; ".join(f"{n} ({r})" for n, r in sorted(v.baselines_unavailable.items()))
+        lines.append(f"Baselines unavailable here: {reasons}.")
     lines.append(f"Reward {v.reward:.3f} ({v.reward_version}).")
     return "\n".join(lines)

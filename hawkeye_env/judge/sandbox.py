@@ -6,6 +6,14 @@ another's. The parent enforces a hard wall-clock timeout and polls the worker's 
 a worker that hangs, exceeds memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a
 malformed reply is killed and reported as a failure with its reason, never skipped. Replies are
 decoded with ``torch.load(weights_only=True)``: tensors and plain containers only.
+
+On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
+shared before it first touches CUDA and exclusive before it times (a ``lane_request`` message,
+answered with ``{"go": true}`` once granted); the parent holds the lock and drops it when the worker
+has replied or died. The clock is paused while the worker waits for its lane: waiting for another
+candidate's timing never counts against this candidate's timeout. The wait itself is bounded
+(``LANE_WAIT_FACTOR``); a worker that waits longer fails with ``lane_wait``, an infrastructure
+failure that the batch API retries.
 """
 
 from __future__ import annotations
@@ -25,12 +33,22 @@ from dataclasses import dataclass, field
 
 import torch
 
+from hawkeye_env.judge.lanes import Lane, LaneClaim
+
 # triton is preloaded only where CUDA workers are expected: the interpreter (CPU) must see
 # TRITON_INTERPRET=1 before triton's own @jit helpers are defined, so CPU workers import it late.
 PRELOAD_CPU = ["torch", "hawkeye_env.judge.worker"]
 PRELOAD_CUDA = PRELOAD_CPU + ["triton"]
 POLL_S = 0.05
 KILL_GRACE_S = 2.0
+# While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
+# the GPU for about a second (50 iterations of ~0.1-1 ms plus a 0.2 s warm-up, timing.py), so a
+# 5 ms grant latency costs under 1% of it; the 50 ms idle poll would cost ~5%.
+LANE_POLL_S = 0.005
+# A worker may wait for its lane up to 4x its own timeout in total: enough for the timed sections
+# of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
+# that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
+LANE_WAIT_FACTOR = 4.0
 
 
 @dataclass
@@ -38,11 +56,15 @@ class Outcome:
     """What came back from one worker: a decoded reply, or why there is none."""
 
     reply: dict | None
-    failure: str = ""  # "", "timeout", "memory", "crash", "bad_reply"
+    failure: str = ""  # "", "timeout", "memory", "crash", "bad_reply", "lane_wait"
     detail: str = ""
     wall_s: float = 0.0
     violations: list = field(default_factory=list)  # last progress report, kept on failure
+    transfer: dict = field(default_factory=dict)  # final reply: size in MiB, receive+decode seconds
+    lane_wait_s: float = 0.0  # time spent waiting for the GPU lock (not counted against the timeout)
 
+
+_GO = json.dumps({"go": True}).encode("utf-8")
 
 _FORKSERVER: mp.context.BaseContext | None = None
 _FORKSERVER_PID = 0
@@ -109,19 +131,23 @@ def _describe_exit(code: int | None) -> str:
     return f"worker exited with code {code} before replying"
 
 
-def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int) -> Outcome:
+def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
     """Run ``job`` in a fresh worker process and return its decoded reply or failure.
 
     The worker writes the candidate into a private temporary folder that is removed here once the
-    worker is gone, whatever happened to it.
+    worker is gone, whatever happened to it. ``lane`` (CUDA) picks the worker's GPU, its compile
+    cache folders and the lock its timed section takes; without one the worker uses the current
+    GPU and the process's default caches, unlocked.
     """
     from hawkeye_env.judge.worker import serve
 
+    if lane is not None:
+        job = {**job, "lane": lane.job_fields()}
     with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-") as workdir:
-        return _run(serve, {**job, "workdir": workdir}, timeout_s, memory_limit_bytes)
+        return _run(serve, {**job, "workdir": workdir}, timeout_s, memory_limit_bytes, lane)
 
 
-def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int) -> Outcome:
+def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
     with _START_LOCK:
         ctx = _context(job["device"])
         parent, child = ctx.Pipe(duplex=True)
@@ -131,36 +157,51 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int) -> Outcome
             proc.start()
     child.close()
     violations: list = []
+    claim = LaneClaim(lane.new_lock() if lane is not None else None)
 
     def failed(kind: str, detail: str) -> Outcome:
-        return Outcome(None, kind, detail, time.monotonic() - start, violations)
+        return Outcome(None, kind, detail, time.monotonic() - start, violations, lane_wait_s=claim.total_wait_s())
 
     try:
         parent.send_bytes(json.dumps(job).encode("utf-8"))
-        deadline = start + timeout_s
         while True:
-            if parent.poll(POLL_S):
+            if claim.grant():
+                parent.send_bytes(_GO)
+            if parent.poll(LANE_POLL_S if claim.pending else POLL_S):
+                received = time.monotonic()
                 try:
-                    message = _decode(parent.recv_bytes())
+                    payload = parent.recv_bytes()
+                    message = _decode(payload)
                 except (EOFError, OSError):
                     proc.join(KILL_GRACE_S)
                     return failed("crash", _describe_exit(proc.exitcode))
                 except ValueError as exc:
                     return failed("bad_reply", str(exc))
                 if message.get("kind") == "final":
-                    return Outcome(message, "", "", time.monotonic() - start, violations)
+                    transfer = {"reply_mb": len(payload) / 2**20, "receive_decode_s": time.monotonic() - received}
+                    return Outcome(message, "", "", time.monotonic() - start, violations, transfer,
+                                   claim.total_wait_s())
+                if message.get("kind") == "lane_request":
+                    try:
+                        claim.request(str(message.get("mode")))
+                    except ValueError as exc:
+                        return failed("bad_reply", str(exc))
+                    continue
                 violations = list(message.get("violations", []))
                 continue
             if not proc.is_alive():
                 proc.join(KILL_GRACE_S)
                 return failed("crash", _describe_exit(proc.exitcode))
-            if time.monotonic() > deadline:
+            if claim.pending and claim.total_wait_s() > LANE_WAIT_FACTOR * timeout_s:
+                return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
+            if time.monotonic() - start - claim.total_wait_s() > timeout_s:
                 return failed("timeout", f"no verdict within {timeout_s:.0f} s")
             if memory_limit_bytes and _rss_bytes(proc.pid) > memory_limit_bytes:
                 return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory")
     finally:
         parent.close()
         _kill(proc)
+        claim.close()
 
 
 def _decode(payload: bytes) -> dict:

@@ -7,7 +7,10 @@ Judging a candidate (and timing the baselines it is compared against) is expensi
   config. Any change to the source, the device, a version or a config value is a different key,
   so a stale verdict is never served.
 * ``baselines``: one median time (plus detail JSON) per task, input shape, device, versions and
-  baseline name (``eager``, ``compile``, ``vendor``...).
+  baseline name (``eager``, ``compile``, ``cublas``...).
+* ``unavailable_baselines``: under the same key, why a vendor baseline cannot run there (library
+  missing, shape unsupported). Recording a time removes the reason and vice versa, so a key holds
+  one or the other.
 
 dict-valued key parts are serialised as canonical JSON (sorted keys, compact separators), so key
 order never splits the cache. The file lives at :func:`default_store_path` unless a path is
@@ -49,7 +52,14 @@ CREATE TABLE IF NOT EXISTS baselines (
     median_ms REAL NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL,
     PRIMARY KEY (task, shape, device, versions, name)
 );
+CREATE TABLE IF NOT EXISTS unavailable_baselines (
+    task TEXT NOT NULL, shape TEXT NOT NULL, device TEXT NOT NULL,
+    versions TEXT NOT NULL, name TEXT NOT NULL,
+    reason TEXT NOT NULL, created REAL NOT NULL,
+    PRIMARY KEY (task, shape, device, versions, name)
+);
 """
+_BASELINE_KEY = "task=? AND shape=? AND device=? AND versions=? AND name=?"
 
 
 def default_store_path() -> str:
@@ -102,12 +112,14 @@ class ResultStore:
             raise RuntimeError("ResultStore is closed")
         return self._conn
 
-    def _write(self, sql: str, params: tuple) -> None:
+    def _write(self, sql: str, params: tuple, *more: tuple[str, tuple]) -> None:
+        """Run ``sql`` (and any further ``(sql, params)`` pairs) in one transaction."""
         with self._lock:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute(sql, params)
+                for statement, values in ((sql, params), *more):
+                    db.execute(statement, values)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -168,6 +180,28 @@ class ResultStore:
             " (task, shape, device, versions, name, median_ms, detail, created)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (*key, float(median_ms), canonical_json(detail or {}), time.time()),
+            (f"DELETE FROM unavailable_baselines WHERE {_BASELINE_KEY}", key),
+        )
+
+    def get_unavailable_baselines(self, task: str, shape: dict, device: str, versions: dict) -> dict[str, str]:
+        """Baseline name -> reason it cannot run, for this task, shape, device and versions."""
+        rows = self._read(
+            "SELECT name, reason FROM unavailable_baselines"
+            " WHERE task=? AND shape=? AND device=? AND versions=? ORDER BY name",
+            (task, canonical_json(shape), device, canonical_json(versions)),
+        )
+        return dict(rows)
+
+    def put_unavailable_baseline(
+        self, task: str, shape: dict, device: str, versions: dict, name: str, reason: str
+    ) -> None:
+        """Record that baseline ``name`` cannot run here (replaces any stored time for it)."""
+        key = (task, canonical_json(shape), device, canonical_json(versions), name)
+        self._write(
+            "INSERT OR REPLACE INTO unavailable_baselines"
+            " (task, shape, device, versions, name, reason, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*key, str(reason), time.time()),
+            (f"DELETE FROM baselines WHERE {_BASELINE_KEY}", key),
         )
 
     # -- misc ---------------------------------------------------------------------------------

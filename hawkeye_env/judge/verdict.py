@@ -57,10 +57,13 @@ class Violation:
 class Verdict:
     """Outcome of judging one candidate on one task on one device.
 
-    ``speedup`` maps baseline name (``eager``, ``compile``, ``vendor``...) to baseline time over
+    ``speedup`` maps baseline name (``eager``, ``compile``, ``cublas``...) to baseline time over
     candidate time; it is empty when ``timed`` is false. ``times_ms`` holds the candidate's and the
-    baselines' median times. ``trials`` has one row per correctness trial (shape, distribution,
-    order, worst errors). ``feedback`` is the text an agent reads.
+    baselines' median times. ``vendor_baselines`` names the entries of both that come from the
+    task's vendor libraries: reported, never scored (``scored_speedup`` leaves them out).
+    ``baselines_unavailable`` maps a vendor baseline that could not run to the reason.
+    ``trials`` has one row per correctness trial (shape, distribution, order, worst errors).
+    ``feedback`` is the text an agent reads.
     """
 
     task: str
@@ -82,11 +85,20 @@ class Verdict:
     versions: dict[str, str] = field(default_factory=dict)
     wall_s: float = 0.0
     cached: bool = False
+    profile: dict[str, float] = field(default_factory=dict)
+    vendor_baselines: list[str] = field(default_factory=list)
+    baselines_unavailable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def scored_speedup(self) -> dict[str, float]:
+        """``speedup`` without the vendor baselines: the speedups the reward reads."""
+        return {n: s for n, s in self.speedup.items() if n not in self.vendor_baselines}
 
     @property
     def best_speedup(self) -> float | None:
-        """Speedup over the strongest (fastest) baseline, or None when untimed."""
-        return min(self.speedup.values()) if self.speedup else None
+        """Speedup over the strongest (fastest) scored baseline, or None when untimed."""
+        scored = self.scored_speedup
+        return min(scored.values()) if scored else None
 
     def to_dict(self) -> dict:
         d = asdict(self)

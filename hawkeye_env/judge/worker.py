@@ -17,6 +17,7 @@ import os
 import resource
 import sys
 import tempfile
+import time
 import traceback
 
 import torch
@@ -89,6 +90,10 @@ class _Run:
         self.candidate = None
         self.report = lambda violations: None
         self.models: list = []  # kept alive until the reply is sent: no __del__ runs mid-job
+        self.profile: dict[str, float] = {}  # seconds per step, summed over trials
+
+    def spent(self, step: str, since: float) -> None:
+        self.profile[step] = self.profile.get(step, 0.0) + time.monotonic() - since
 
     def violate(self, code: str, message: str) -> None:
         if [code, message] not in self.violations:
@@ -115,6 +120,15 @@ class _Run:
 
     def call_candidate(self, model, inputs: list) -> list:
         """One guarded candidate forward with poisoned allocations."""
+        started = time.monotonic()
+        try:
+            return self._call_candidate(model, inputs)
+        finally:
+            self.spent("candidate_calls_s", started)
+            if "first_candidate_call_s" not in self.profile:
+                self.profile["first_candidate_call_s"] = time.monotonic() - started
+
+    def _call_candidate(self, model, inputs: list) -> list:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = guards.thread_count()
         torch.use_deterministic_algorithms(True, warn_only=True)
@@ -165,8 +179,12 @@ class _Run:
 
     def trial(self, t: dict) -> dict:
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
+        started = time.monotonic()
         ref, new = self.build(shape, dist, seed)
+        self.spent("build_s", started)
+        started = time.monotonic()
         inputs = make_inputs(self.task, shape, dist, seed, self.device)
+        self.spent("inputs_s", started)
         if t["order"] == "reference_first":
             expected = [o.dtype for o in _as_list(ref(*inputs))]
             outs = self.call_candidate(new, inputs)
@@ -193,6 +211,13 @@ class _Run:
         """The reference computed in float64, shipped as float32 unless the task outputs float64:
         float32 rounding (6e-8 relative) is 150x below the tightest tolerance (fp32 rel_l2 1e-5)
         and halves what crosses the pipe at GPU shapes."""
+        started = time.monotonic()
+        try:
+            return self._reference64(ref, inputs)
+        finally:
+            self.spent("reference64_s", started)
+
+    def _reference64(self, ref, inputs: list) -> list:
         ref64 = copy.deepcopy(ref).double()
         args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
         outs = [o.detach() for o in _as_list(ref64(*args))]
@@ -201,39 +226,42 @@ class _Run:
                 for o in outs]
 
     def timing(self, plan: dict) -> dict:
+        """Time the candidate (guarded), then every name in ``plan["baselines"]`` (judge and vendor
+        baselines) with ``baselines.time_baselines``: same inputs, seed and ``time_callable``.
+        A vendor baseline that cannot run comes back as ``{"unavailable": reason}``."""
+        from hawkeye_env.judge.baselines import time_baselines
         from hawkeye_env.judge.timing import time_callable
 
         shape = self.spec.gpu_shapes[0]
         seed = plan["seed"]
         ref, new = self.build(shape, "normal", seed)
         inputs = make_inputs(self.task, shape, "normal", seed, self.device)
-        fns = {"candidate": new}
-        if "eager" in plan["baselines"]:
-            fns["eager"] = ref
-        if "compile" in plan["baselines"]:
-            fns["compile"] = torch.compile(ref)
-        result = {}
-        for name, fn in fns.items():
-            guarded = self.guarded_call if name == "candidate" else None
-            t = time_callable(fn, inputs, plan["iters"], plan["retries"], seed, guarded=guarded)
-            kept = t.pop("kept")
-            if name == "candidate":
-                t["kept"] = [
-                    {"outputs": [o.detach().cpu() for o in _as_list(out)],
-                     "reference": self.reference64(ref, ins)}
-                    for ins, out in kept
-                ]
-            result[name] = t
-        return result
+        t = time_callable(new, inputs, plan["iters"], plan["retries"], seed, guarded=self.guarded_call)
+        t["kept"] = [
+            {"outputs": [o.detach().cpu() for o in _as_list(out)], "reference": self.reference64(ref, ins)}
+            for ins, out in t.pop("kept")
+        ]
+        return {"candidate": t, **time_baselines(self.spec, ref, inputs, plan)}
 
 
-def run_job(job: dict, report=lambda violations: None) -> dict:
+def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -> dict:
     """Judge-side raw observations for one candidate; never raises.
 
     ``report(violations)`` is called as soon as a candidate call produced a violation, so the
     parent keeps what was seen even if the candidate later hangs or kills the worker.
+    ``lane(mode)`` blocks until the parent holds the GPU's lock in ``mode`` for this worker:
+    ``exclusive`` around the timed section, ``none`` once the GPU work is done (``lanes.py``).
     """
-    reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}}
+    reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
+    profile = reply["profile"]
+    clock = time.monotonic()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.monotonic()
+        profile[stage] = profile.get(stage, 0.0) + now - clock
+        clock = now
+
     run = _Run(job)
     run.report = report
     try:
@@ -241,20 +269,27 @@ def run_job(job: dict, report=lambda violations: None) -> dict:
     except BaseException as exc:  # noqa: BLE001 - any failure of candidate import is a verdict
         reply.update(stage="compile_error", error=_short_traceback(exc, run.name))
         return reply
+    lap("import_s")
     if not isinstance(getattr(run.candidate, "ModelNew", None), type):
         reply.update(stage="no_source", error="the source defines no class ModelNew")
         return reply
     try:
         for t in job["trials"]:
             reply["trials"].append(run.trial(t))
+            lap("trials_gpu_shape_s" if t["shape"] == dict(run.spec.gpu_shapes[0]) else "trials_small_shape_s")
             if run.violations:
                 break
         if job.get("timing") and not run.violations:
+            lane("exclusive")
+            lap("lane_exclusive_wait_s")
             reply["timing"] = run.timing(job["timing"])
+            lap("timing_s")
+        lane("none")  # every output is on the host now: the reply is encoded off the GPU's lock
     except BuildError as exc:
         reply.update(stage="compile_error", error=str(exc))
     except BaseException as exc:  # noqa: BLE001 - a raising candidate is a verdict, not a crash
         reply.update(stage="runtime_error", error=_short_traceback(exc, run.name))
+    profile.update({f"step.{k}": v for k, v in run.profile.items()})
     changed = run.snapshot.changed()
     if changed:
         run.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
@@ -269,14 +304,56 @@ def _send(conn, message: dict) -> None:
     conn.send_bytes(buf.getvalue())
 
 
-def serve(conn, device: str, memory_limit_bytes: int) -> None:
-    """Process entry point: read one job (JSON bytes), send progress and the final reply as
-    ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs."""
+def _pin_gpu(gpu: int) -> int:
+    """Show this worker only visible GPU ``gpu`` (an index into the parent's visible devices), as
+    device 0, and return the index to use. Called before CUDA is initialised, so the candidate
+    cannot reach another GPU, where its work would escape this GPU's timer and synchronisation
+    (REWARD_HACKS #3). If CUDA were already initialised the variable would be ignored: then the
+    GPU is only selected."""
+    if torch.cuda.is_initialized():
+        return gpu
+    visible = [s.strip() for s in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if s.strip()]
+    os.environ["CUDA_VISIBLE_DEVICES"] = visible[gpu] if gpu < len(visible) else str(gpu)
+    return 0
+
+
+def _lane_request(conn, mode: str) -> None:
+    """Ask the parent for the GPU lock in ``mode`` and wait until it says go."""
     import json
 
-    _setup(device, memory_limit_bytes)
+    _send(conn, {"kind": "lane_request", "mode": mode})
+    answer = json.loads(conn.recv_bytes().decode("utf-8"))
+    if not answer.get("go"):
+        raise RuntimeError(f"lane {mode} refused: {answer}")
+
+
+def serve(conn, device: str, memory_limit_bytes: int) -> None:
+    """Process entry point: read one job (JSON bytes), send progress and the final reply as
+    ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs.
+
+    On CUDA the worker pins its lane's GPU and waits for the shared lane lock before anything
+    touches CUDA; the lane's cache folders are set before anything compiles."""
+    import json
+
+    started = time.monotonic()
     job = json.loads(conn.recv_bytes().decode("utf-8"))
-    reply = run_job(job, lambda violations: _send(conn, {"kind": "progress", "violations": violations}))
+    lane_info = job.get("lane") or {}
+    os.environ.update({str(k): str(v) for k, v in (lane_info.get("env") or {}).items()})
+    _setup(device, memory_limit_bytes)
+    lane = lambda mode: None  # noqa: E731
+    lane_wait_s = 0.0
+    if device == "cuda":
+        index = _pin_gpu(int(lane_info["gpu"])) if lane_info.get("gpu") is not None else None
+        lane = lambda mode: _lane_request(conn, mode)  # noqa: E731
+        waiting = time.monotonic()
+        lane("shared")
+        lane_wait_s = time.monotonic() - waiting
+        torch.cuda.init()
+        if index is not None:
+            torch.cuda.set_device(index)
+    setup_s = time.monotonic() - started - lane_wait_s
+    reply = run_job(job, lambda violations: _send(conn, {"kind": "progress", "violations": violations}), lane)
+    reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **reply.get("profile", {})}
     _send(conn, {"kind": "final", **reply})
     conn.close()
     os._exit(0)

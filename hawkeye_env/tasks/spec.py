@@ -70,6 +70,10 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {"float32": FP32, "bfloat16": BF16, "
 DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed")
 
 
+class BaselineUnavailable(RuntimeError):
+    """A vendor baseline cannot run here (library not installed, shape or device unsupported)."""
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """Everything the evaluator needs to know about a task besides its module.
@@ -89,6 +93,16 @@ class TaskSpec:
         extra_allowed_ops: torch ops a candidate may call besides ``ALLOCATION_AND_VIEW_OPS``.
         tolerances: per output dtype; defaults to ``DEFAULT_TOLERANCES``.
         solution: dotted module path of the task's expert Triton solution (defines ``ModelNew``).
+        vendor_baselines: extra baselines the expert solution is compared against, name to
+            ``"module:function"``. The function is called as ``fn(model, *inputs)`` with the task's
+            reference ``Model`` (on the device, parameters loaded) and the forward's inputs, and
+            returns what ``Model.forward`` returns (e.g. ``torch.matmul`` for cuBLAS, SDPA with one
+            back-end forced, an FLA kernel). It raises ``BaselineUnavailable`` with the reason when
+            its library is missing or cannot run this shape or device; the reason is reported.
+        targets: the expert solution's speed targets, baseline name (``eager``, ``compile`` or a
+            ``vendor_baselines`` name) to the least speedup over it; ``copy_bandwidth`` instead
+            asks for that fraction of the measured device-to-device copy bandwidth, from
+            ``bytes_moved``. Reported by the task benchmark, never asserted in tests.
     """
 
     id: str
@@ -105,6 +119,8 @@ class TaskSpec:
     extra_allowed_ops: frozenset[str] = frozenset()
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     solution: str | None = None
+    vendor_baselines: Mapping[str, str] = field(default_factory=dict)
+    targets: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def allowed_ops(self) -> frozenset[str]:
@@ -136,4 +152,6 @@ class TaskSpec:
             "allowed_ops": sorted(self.allowed_ops),
             "tolerances": {k: vars(v) for k, v in self.tolerances.items()},
             "solution": self.solution,
+            "vendor_baselines": dict(self.vendor_baselines),
+            "targets": dict(self.targets),
         }

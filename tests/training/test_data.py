@@ -61,3 +61,28 @@ def test_split_depends_on_seed_and_checks_fraction():
     assert split_tasks(0, 0.0, names)["eval"] == []
     with pytest.raises(ValueError):
         split_tasks(0, 1.0, names)
+
+
+def test_task_option_restricts_the_split_and_rejects_unknown_ids():
+    from typer.testing import CliRunner
+
+    from hawkeye_env.cli import app
+    from training.cli import _task_list
+
+    assert _task_list(" vector_add_fp32, softmax_fp32 ") == ("vector_add_fp32", "softmax_fp32")
+    split = split_tasks(0, 0.5, _task_list("vector_add_fp32,softmax_fp32"))
+    assert sorted(split["train"] + split["eval"]) == ["softmax_fp32", "vector_add_fp32"]
+    result = CliRunner().invoke(app, ["train", "sft", "--model", "unused", "--tasks", "vector_add_fp32,nope"])
+    assert result.exit_code == 2
+    assert "unknown task 'nope'" in result.output
+
+
+def test_tiny_model_command_line_sets_the_size(tmp_path, capsys):
+    from transformers import AutoConfig
+
+    from training.tiny_model import main
+
+    main([str(tmp_path / "m"), "--hidden-size", "32", "--layers", "1", "--vocab-size", "600"])
+    config = AutoConfig.from_pretrained(tmp_path / "m")
+    assert (config.hidden_size, config.num_hidden_layers) == (32, 1)
+    assert str(tmp_path / "m") in capsys.readouterr().out

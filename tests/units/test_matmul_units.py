@@ -7,6 +7,8 @@ with uninitialized allocations filled with NaN so unwritten output elements fail
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
@@ -94,3 +96,20 @@ def test_split_k_fills_the_gpu_at_the_skinny_shape():
 
     assert split_k_for(64, 4096, 16384, 132) == 8
     assert split_k_for(8192, 8192, 8192, 132) == 1
+
+
+def test_split_k_takes_a_decode_configuration_and_a_transposed_weight():
+    """Explicit tiles and ``split_k`` (lowered so no K range is empty) on ``b = w.t()`` of an
+    ``nn.Linear``-layout weight, at an odd K whose last range is partial."""
+    from units.persistent_splitk.kernel import matmul, no_empty_split
+
+    assert [no_empty_split(5, s) for s in (1, 2, 3, 4, 5, 9)] == [1, 2, 3, 3, 5, 5]
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 600, generator=g).to(torch.bfloat16).to(DEVICE)
+    w = torch.randn(70, 600, generator=g).to(torch.bfloat16).to(DEVICE)
+    for split_k in (1, 4, 9):
+        decode = functools.partial(matmul, block_m=16, block_n=64, block_k=128, split_k=split_k, num_stages=4,
+                                   num_warps=4)
+        out = _poisoned_call(decode, x, w.t())
+        verdict = compare(out, x.double() @ w.double().t(), torch.bfloat16, BF16)
+        assert verdict["ok"], f"split_k={split_k}: {verdict['reason']}"

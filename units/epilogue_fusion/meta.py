@@ -34,17 +34,19 @@ UNIT = Unit(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
-        how="2*M*N*K over the CUDA-event median at M=N=K=4096 bf16, L2 flushed",
-        # The separate pass moves 3 x 32 MB (~22 us at 4.3 TB/s) beside a ~200 us GEMM (anchors
-        # 2026-11-29: 4096^3 bf16 in 211 us), about 10%; 1.05 keeps half of it as the bar.
-        min_margin=1.05,
+        how="2*M*N*K over the CUDA-event median at M=N=8192, K=1024 bf16, L2 flushed",
+        # At 4096^3 the H200 showed no gap (fused 529 vs unfused 529 TFLOP/s, 2026-11-30): the
+        # epilogue's 64 MB round trip hides under a 260 us GEMM. With K=1024 the GEMM is ~200 us
+        # (137 GFLOP at ~690 TFLOP/s) while the unfused pass adds a 128 MB read and a 128 MB write
+        # (~60 us at 4.27 TB/s copy bandwidth), about 1.3x; 1.15 keeps half of that as the bar.
+        min_margin=1.15,
     ),
     solution="units.epilogue_fusion.kernel:linear_gelu",
     naive="units.epilogue_fusion.naive:linear_gelu",
     reference="units.epilogue_fusion.reference:linear_gelu",
     make_inputs="units.epilogue_fusion.meta:make_inputs",
     cpu_shapes=({"M": 33, "N": 47, "K": 65}, {"M": 130, "N": 260, "K": 19}),
-    gpu_shapes=({"M": 4096, "N": 4096, "K": 4096},),
+    gpu_shapes=({"M": 8192, "N": 8192, "K": 1024}, {"M": 4096, "N": 4096, "K": 4096}),
     flops=lambda M, N, K: 2.0 * M * N * K,
     bytes_moved=lambda M, N, K: 2.0 * (M * K + K * N + N + M * N),
 )

@@ -94,27 +94,35 @@ def _check(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int]:
     return a.shape[0], b.shape[1], a.shape[1]
 
 
-def _launch(a, b, sa, sb, scaling: int) -> torch.Tensor:
+def _launch(
+    a, b, sa, sb, scaling: int, *, block_m: int = BLOCK_M, block_n: int = BLOCK_N, block_k: int = BLOCK_K,
+    group_m: int = GROUP_M, num_stages: int = NUM_STAGES, num_warps: int = NUM_WARPS,
+) -> torch.Tensor:
+    """Launch the kernel; the keyword tiles default to this unit's and are what the public
+    functions' ``**tiles`` override (``block_m``, ``block_n``, ``block_k``, ``group_m``,
+    ``num_stages``, ``num_warps``)."""
     m, n, k = _check(a, b)
+    if scaling == BLOCKWISE and SCALE_BLOCK % block_k:
+        raise ValueError(f"block_k={block_k} must divide the {SCALE_BLOCK}-wide scale blocks")
     if b.stride(0) != 1:
         b = b.t().contiguous().t()  # K-major for fp8 wgmma (see the module docstring)
     c = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
     sa2 = sa if sa.dim() == 2 else sa.reshape(-1, 1)
     sb2 = sb if sb.dim() == 2 else sb.reshape(-1, 1)
-    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _fp8_gemm_kernel[grid](
         a, b, c, sa2, sb2, m, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         sa2.stride(0), sa2.stride(1), sb2.stride(0), sb2.stride(1),
         SCALING=scaling, SCALE_BLOCK=SCALE_BLOCK,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-        num_stages=NUM_STAGES, num_warps=NUM_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+        num_stages=num_stages, num_warps=num_warps,
     )
     return c
 
 
 def fp8_gemm_per_tensor(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Tensor,
-                        scale_b: torch.Tensor) -> torch.Tensor:
+                        scale_b: torch.Tensor, **tiles: int) -> torch.Tensor:
     """``(a * scale_a) @ (b * scale_b)`` in bf16.
 
     Args:
@@ -123,6 +131,8 @@ def fp8_gemm_per_tensor(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch
             layout is first copied to K-major.
         scale_a, scale_b: float32 one-element tensors on the same device (read in the kernel: no
             host sync).
+        **tiles: tile overrides for another shape (``block_m``, ``block_n``, ``block_k``,
+            ``group_m``, ``num_stages``, ``num_warps``); this unit's configuration by default.
 
     Returns:
         bfloat16 ``[M, N]``, contiguous.
@@ -134,16 +144,17 @@ def fp8_gemm_per_tensor(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch
         one = torch.ones(1, device="cuda")
         out = fp8_gemm_per_tensor(a, b, one, one)  # [256, 128] bf16
     """
-    return _launch(a_fp8, b_fp8, scale_a.float().reshape(1), scale_b.float().reshape(1), PER_TENSOR)
+    return _launch(a_fp8, b_fp8, scale_a.float().reshape(1), scale_b.float().reshape(1), PER_TENSOR, **tiles)
 
 
 def fp8_gemm_per_row(a: torch.Tensor, b: torch.Tensor, scale_a_rows: torch.Tensor,
-                     scale_b_cols: torch.Tensor) -> torch.Tensor:
+                     scale_b_cols: torch.Tensor, **tiles: int) -> torch.Tensor:
     """``diag(scale_a_rows) (a @ b) diag(scale_b_cols)`` in bf16 (per-token x per-channel).
 
     Args:
         a: float8_e4m3fn ``[M, K]``; b: float8_e4m3fn ``[K, N]``.
         scale_a_rows: float32 ``[M]``; scale_b_cols: float32 ``[N]``.
+        **tiles: tile overrides, as for ``fp8_gemm_per_tensor``.
 
     Returns:
         bfloat16 ``[M, N]``.
@@ -152,11 +163,11 @@ def fp8_gemm_per_row(a: torch.Tensor, b: torch.Tensor, scale_a_rows: torch.Tenso
 
         out = fp8_gemm_per_row(a, b, torch.rand(256, device="cuda"), torch.rand(128, device="cuda"))
     """
-    return _launch(a, b, scale_a_rows.float(), scale_b_cols.float(), PER_ROW)
+    return _launch(a, b, scale_a_rows.float(), scale_b_cols.float(), PER_ROW, **tiles)
 
 
 def fp8_gemm_block(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
-                   scale_b: torch.Tensor) -> torch.Tensor:
+                   scale_b: torch.Tensor, **tiles: int) -> torch.Tensor:
     """Block-scaled fp8 GEMM: every 128x128 block of ``a`` and ``b`` carries its own scale.
 
     ``out = sum over K-blocks kb of (a[:, kb] @ b[kb, :]) * scale_a[m // 128, kb] *
@@ -165,7 +176,9 @@ def fp8_gemm_block(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
     Args:
         a: float8_e4m3fn ``[M, K]``; b: float8_e4m3fn ``[K, N]``.
         scale_a: float32 ``[ceil(M/128), ceil(K/128)]``; scale_b: float32
-            ``[ceil(K/128), ceil(N/128)]``.
+            ``[ceil(K/128), ceil(N/128)]`` (any strides: ``s.t()`` of ``[ceil(N/128), ceil(K/128)]``
+            weight-block scales works).
+        **tiles: tile overrides, as for ``fp8_gemm_per_tensor``; ``block_k`` must divide 128.
 
     Returns:
         bfloat16 ``[M, N]``.
@@ -181,4 +194,4 @@ def fp8_gemm_block(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
     if tuple(scale_a.shape) != want_a or tuple(scale_b.shape) != want_b:
         raise ValueError(f"block scales must be {want_a} and {want_b}, "
                          f"got {tuple(scale_a.shape)} and {tuple(scale_b.shape)}")
-    return _launch(a, b, scale_a.float(), scale_b.float(), BLOCKWISE)
+    return _launch(a, b, scale_a.float(), scale_b.float(), BLOCKWISE, **tiles)

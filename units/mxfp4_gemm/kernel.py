@@ -88,13 +88,19 @@ def _mxfp4_gemm_kernel(
     tl.store(p_c, acc.to(tl.bfloat16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-def mxfp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor) -> torch.Tensor:
+def mxfp4_gemm(
+    a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor, *, block_m: int = BLOCK_M,
+    block_n: int = BLOCK_N, block_k: int = BLOCK_K, group_m: int = GROUP_M, num_stages: int = NUM_STAGES,
+    num_warps: int = NUM_WARPS,
+) -> torch.Tensor:
     """``a @ B`` with ``B`` given in MXFP4.
 
     Args:
         a: bfloat16 ``[M, K]``, any strides; K a multiple of 32.
         b_packed: uint8 ``[K/2, N]``, two e2m1 codes per byte along K (low nibble = even row).
         b_scales: uint8 ``[K/32, N]``, e8m0 exponents (``2^(s - 127)``).
+        block_m, block_n, block_k, group_m, num_stages, num_warps: the tile configuration, this
+            unit's by default; ``block_k`` is a power of two >= 32 (whole scale groups).
 
     Returns:
         bfloat16 ``[M, N]``, contiguous.
@@ -115,13 +121,15 @@ def mxfp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor) 
     if k % SCALE_GROUP or tuple(b_packed.shape) != (k // 2, n) or tuple(b_scales.shape) != (k // SCALE_GROUP, n):
         raise ValueError(f"K={k} must be a multiple of {SCALE_GROUP} with b_packed [K/2, N] and b_scales "
                          f"[K/32, N]; got {tuple(b_packed.shape)} and {tuple(b_scales.shape)}")
+    if block_k < SCALE_GROUP or block_k & (block_k - 1):
+        raise ValueError(f"block_k={block_k} must be a power of two >= {SCALE_GROUP}")
     c = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
-    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _mxfp4_gemm_kernel[grid](
         a, b_packed, b_scales, c, m, n, k,
         a.stride(0), a.stride(1), b_packed.stride(0), b_packed.stride(1),
         b_scales.stride(0), b_scales.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, SCALE_GROUP=SCALE_GROUP,
-        num_stages=NUM_STAGES, num_warps=NUM_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m, SCALE_GROUP=SCALE_GROUP,
+        num_stages=num_stages, num_warps=num_warps,
     )
     return c

@@ -139,29 +139,49 @@ def num_sms(device: torch.device) -> int:
     return CPU_NUM_SMS
 
 
-def split_k_for(m: int, n: int, k: int, sms: int) -> int:
+def split_k_for(m: int, n: int, k: int, sms: int, *, block_m: int = SPLIT_BLOCK_M, block_n: int = SPLIT_BLOCK_N,
+                block_k: int = SPLIT_BLOCK_K) -> int:
     """K-splits that bring the grid to ``CTAS_PER_SM * sms`` programs, each >= 4 K tiles long."""
-    tiles = triton.cdiv(m, SPLIT_BLOCK_M) * triton.cdiv(n, SPLIT_BLOCK_N)
-    k_tiles = triton.cdiv(k, SPLIT_BLOCK_K)
+    tiles = triton.cdiv(m, block_m) * triton.cdiv(n, block_n)
+    k_tiles = triton.cdiv(k, block_k)
     split = max(1, min(CTAS_PER_SM * sms // tiles, k_tiles // MIN_K_TILES_PER_SPLIT))
+    return no_empty_split(k_tiles, split)
+
+
+def no_empty_split(k_tiles: int, split: int) -> int:
+    """The largest split count <= ``split`` whose equal K ranges of whole tiles are all non-empty."""
+    split = max(1, min(split, k_tiles))
     return triton.cdiv(k_tiles, triton.cdiv(k_tiles, split))
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: split-K partials in fp32, then a fixed-order sum."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, *, block_m: int = SPLIT_BLOCK_M, block_n: int = SPLIT_BLOCK_N,
+    block_k: int = SPLIT_BLOCK_K, split_k: int | None = None, num_stages: int = SPLIT_STAGES,
+    num_warps: int = SPLIT_WARPS,
+) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: split-K partials in fp32, then a fixed-order sum.
+
+    The tile configuration defaults to this unit's (the skinny M=64 shape). ``split_k`` fixes the
+    number of K ranges (lowered if some range would be empty); by default ``split_k_for`` picks it.
+    Any strides are accepted, so an ``nn.Linear`` weight ``w [N, K]`` is passed as ``b = w.t()``.
+    """
     _check(a, b)
     m, k = a.shape
     n = b.shape[1]
-    split = split_k_for(m, n, k, num_sms(a.device))
-    k_per_split = triton.cdiv(triton.cdiv(k, SPLIT_BLOCK_K), split) * SPLIT_BLOCK_K
+    k_tiles = triton.cdiv(k, block_k)
+    if split_k is None:
+        split = split_k_for(m, n, k, num_sms(a.device), block_m=block_m, block_n=block_n, block_k=block_k)
+    else:
+        split = no_empty_split(k_tiles, split_k)
+    k_per_split = triton.cdiv(k_tiles, split) * block_k
     partial = torch.empty((split, m, n), dtype=torch.float32, device=a.device)
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    grid = (triton.cdiv(m, SPLIT_BLOCK_M) * triton.cdiv(n, SPLIT_BLOCK_N), split)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), split)
     _splitk_partial_kernel[grid](
         a, b, partial, m, n, k, k_per_split,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-        BLOCK_M=SPLIT_BLOCK_M, BLOCK_N=SPLIT_BLOCK_N, BLOCK_K=SPLIT_BLOCK_K,
-        num_stages=SPLIT_STAGES, num_warps=SPLIT_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+        num_stages=num_stages, num_warps=num_warps,
     )
     _splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](
         partial, c, m * n, SPLIT_K=split, BLOCK=REDUCE_BLOCK, num_warps=4,

@@ -47,4 +47,6 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, K, **_: 2.0 * (M * K + K * N + M * N),
     tags=("tiled_mma", "grouped_tile_order", "software_pipelining"),
     solution="hawkeye_env.tasks.solutions.gemm_bf16",
+    vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_8192_bf16:cublas"},
+    targets={"cublas": 1.0},
 )

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hawkeye_env.tasks.attention_common import sdpa
 from hawkeye_env.tasks.spec import TaskSpec
 
 
@@ -27,6 +28,16 @@ def get_inputs(B: int = 4, H: int = 32, S: int = 4096, D: int = 128):
 
 def get_init_inputs(B: int = 4, H: int = 32, S: int = 4096, D: int = 128):
     return []
+
+
+def sdpa_cudnn(model, q, k, v):
+    """cuDNN's fused attention through SDPA."""
+    return sdpa("cudnn", q, k, v, causal=True)
+
+
+def sdpa_flash(model, q, k, v):
+    """FlashAttention-2 through SDPA."""
+    return sdpa("flash", q, k, v, causal=True)
 
 
 SPEC = TaskSpec(
@@ -48,4 +59,9 @@ SPEC = TaskSpec(
     bytes_moved=lambda B, H, S, D, **_: 2.0 * 4 * B * H * S * D,
     tags=("online_softmax", "attention"),
     solution="hawkeye_env.tasks.solutions.attention_causal_bf16",
+    vendor_baselines={
+        "sdpa_cudnn": "hawkeye_env.tasks.suite.attention_causal_bf16:sdpa_cudnn",
+        "sdpa_flash": "hawkeye_env.tasks.suite.attention_causal_bf16:sdpa_flash",
+    },
+    targets={"sdpa_cudnn": 0.9, "sdpa_flash": 1.5},
 )

@@ -11,6 +11,10 @@ or tiny, is still a well-posed problem (the product is linear in each scale), so
 uses the scales as given. ``heavy_tailed`` is left out: a Student-t draw beyond 448 would saturate
 (or turn NaN where the cast does not saturate), which real quantized operands never hold since
 their scale is ``amax / 448``.
+
+Vendor baselines: ``scaled_mm`` is ``torch._scaled_mm`` with the two tensor-wise scales (cuBLAS
+fp8 on sm_90; unavailable where torch rejects the call); ``cublas_bf16`` is the bf16 cuBLAS GEMM
+of the same shape, see ``hawkeye_env.tasks.gemm_baselines`` for its cached operands.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hawkeye_env.tasks import gemm_baselines
 from hawkeye_env.tasks.spec import TaskSpec
 
 
@@ -44,6 +49,23 @@ def get_init_inputs(M: int = 8192, N: int = 8192, K: int = 8192):
     return []
 
 
+def scaled_mm(model: nn.Module, a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor,
+              scale_w: torch.Tensor) -> torch.Tensor:
+    """fp8 ``torch._scaled_mm`` with tensor-wise scales."""
+    return gemm_baselines.scaled_mm(a, w.t(), scale_a, scale_w)
+
+
+def cublas_bf16(model: nn.Module, a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor,
+                scale_w: torch.Tensor) -> torch.Tensor:
+    """A bf16 cuBLAS GEMM ``[M, K] x [K, N]`` (``torch.matmul`` of the dequantized ``a`` and
+    ``w.t()``), on bf16 operands dequantized from the first call's inputs and cached per model and
+    shape (``gemm_baselines.bf16_operands``): it times the bf16 GEMM only."""
+    a16, w16 = gemm_baselines.bf16_operands(
+        model, gemm_baselines.shape_key(a, w), lambda: (a.float() * scale_a, w.float() * scale_w)
+    )
+    return torch.matmul(a16, w16.t())
+
+
 SPEC = TaskSpec(
     id="fp8_gemm_per_tensor",
     family="gemm",
@@ -63,4 +85,9 @@ SPEC = TaskSpec(
     tags=("fp8_gemm", "tiled_mma"),
     distributions=("normal", "uniform"),
     solution="hawkeye_env.tasks.solutions.fp8_gemm_per_tensor",
+    vendor_baselines={
+        "scaled_mm": "hawkeye_env.tasks.suite.fp8_gemm_per_tensor:scaled_mm",
+        "cublas_bf16": "hawkeye_env.tasks.suite.fp8_gemm_per_tensor:cublas_bf16",
+    },
+    targets={"scaled_mm": 1.0},
 )

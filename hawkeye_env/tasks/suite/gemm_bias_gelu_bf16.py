@@ -51,4 +51,7 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, K, **_: 2.0 * (M * K + K * N + N + M * N),
     tags=("epilogue_fusion", "tiled_mma"),
     solution="hawkeye_env.tasks.solutions.gemm_bias_gelu_bf16",
+    # No vendor library fuses this epilogue for bf16 here; the fused kernel must at least match
+    # torch.compile's (which fuses bias and GELU into a Triton epilogue or a cuBLASLt call).
+    targets={"compile": 1.0},
 )

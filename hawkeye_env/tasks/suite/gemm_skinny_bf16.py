@@ -46,4 +46,6 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, K, **_: 2.0 * (M * K + K * N + M * N),
     tags=("split_k", "persistent_kernel", "tiled_mma"),
     solution="hawkeye_env.tasks.solutions.gemm_skinny_bf16",
+    vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_8192_bf16:cublas"},
+    targets={"cublas": 1.0},
 )

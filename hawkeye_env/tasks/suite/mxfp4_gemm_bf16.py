@@ -8,6 +8,9 @@ float32, so the reference decodes in PyTorch and runs a float32 GEMM.
 Redraws: the judge redraws ``a`` only; integer tensors keep ``get_inputs``'s values drawn under
 the trial seed. Every byte is a valid pair of e2m1 codes, and scales are drawn in [2^-3, 2^3]
 (codes 124..130), the exponents a quantizer produces for unit-scale weights.
+
+Vendor baseline ``cublas_bf16``: the bf16 cuBLAS GEMM of the same shape, the speed a weight-only
+FP4 kernel must beat; see ``hawkeye_env.tasks.gemm_baselines`` for its cached operand.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hawkeye_env.tasks import gemm_baselines
 from hawkeye_env.tasks.spec import TaskSpec
 
 SCALE_GROUP = 32  # K values per e8m0 scale (OCP MX v1.0)
@@ -50,6 +54,17 @@ def get_init_inputs(M: int = 256, N: int = 8192, K: int = 8192):
     return []
 
 
+def cublas_bf16(model: nn.Module, a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor) -> torch.Tensor:
+    """A bf16 cuBLAS GEMM ``a [M, K] @ B [K, N]`` (``torch.matmul``) on the live activations and a
+    bf16 weight decoded from the first call's inputs, cached per model and shape
+    (``gemm_baselines.bf16_operands``): it times the bf16 GEMM only."""
+    (b16,) = gemm_baselines.bf16_operands(
+        model, gemm_baselines.shape_key(b_packed, b_scales),
+        lambda: (decode_mxfp4(b_packed, b_scales, torch.float32),),
+    )
+    return torch.matmul(a, b16)
+
+
 SPEC = TaskSpec(
     id="mxfp4_gemm_bf16",
     family="gemm",
@@ -69,4 +84,6 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, K, **_: 2.0 * M * K + K * N / 2 + K * N / SCALE_GROUP + 2.0 * M * N,
     tags=("block_scaled_gemm",),
     solution="hawkeye_env.tasks.solutions.mxfp4_gemm_bf16",
+    vendor_baselines={"cublas_bf16": "hawkeye_env.tasks.suite.mxfp4_gemm_bf16:cublas_bf16"},
+    targets={"cublas_bf16": 1.0},
 )

@@ -18,10 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
 
 GATE_BIAS = 4.0
 CHUNK = 64
+FLA_MISSING = "flash-linear-attention is not installed: pip install 'hawkeye-env[fla]'"
 
 
 def simple_gla_reference(q, k, v, g) -> torch.Tensor:
@@ -64,6 +65,22 @@ def get_init_inputs(B: int = 8, H: int = 16, T: int = 2048, D: int = 128):
     return []
 
 
+def fla(model, q, k, v, gate):
+    """FLA's ``chunk_simple_gla``. Heads are independent, so ``[B, H, T, D]`` is passed without a
+    copy as FLA's ``[B', T, H', D]`` layout with ``B' = B * H`` and one head."""
+    try:
+        from fla.ops.simple_gla import chunk_simple_gla
+    except ImportError:
+        raise BaselineUnavailable(FLA_MISSING) from None
+    if q.device.type != "cuda":
+        raise BaselineUnavailable(f"FLA's Triton kernels need a CUDA device, got {q.device.type}")
+    b, h, t_len, d = q.shape
+    flat = lambda x: x.reshape(b * h, t_len, 1, x.shape[-1])  # noqa: E731
+    g = F.logsigmoid(gate.float() + GATE_BIAS).reshape(b * h, t_len, 1)
+    o, _ = chunk_simple_gla(flat(q), flat(k), flat(v), g=g, scale=1.0, output_final_state=False)
+    return o.reshape(b, h, t_len, d)
+
+
 def chunked_flops(B: int, H: int, T: int, D: int, **_) -> float:
     """Per chunk of 64 tokens: q k^T and A v (2*C*C*D each) plus q S and k^T v (2*C*D*D each)."""
     return B * H * -(-T // CHUNK) * 4.0 * CHUNK * D * (CHUNK + D)
@@ -87,4 +104,6 @@ SPEC = TaskSpec(
     bytes_moved=lambda B, H, T, D, **_: 2.0 * 4 * B * H * T * D + 4.0 * B * H * T,
     tags=("chunked_scan", "linear_attention"),
     solution="hawkeye_env.tasks.solutions.simple_gla_fwd_bf16",
+    vendor_baselines={"fla": "hawkeye_env.tasks.suite.simple_gla_fwd_bf16:fla"},
+    targets={"fla": 1.0, "compile": 18.9},
 )

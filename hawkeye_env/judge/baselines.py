@@ -1,0 +1,188 @@
+"""Baselines a candidate is timed against: the judge's own and the task's vendor libraries.
+
+Two kinds of baseline share one timing path (``time_baselines``, built on ``timing.time_callable``):
+
+* judge baselines (``JUDGE_BASELINES``): the reference ``Model`` run eagerly and under
+  ``torch.compile``. The reward is computed against these only. A judge baseline that raises
+  inside a candidate's worker fails that verdict, as before: a candidate must not be able to
+  remove the baseline it is scored against.
+* vendor baselines (``TaskSpec.vendor_baselines``, name -> ``"module:function"``): trusted library
+  code such as cuBLAS through ``torch.matmul``, one SDPA back-end, or an FLA kernel, called as
+  ``fn(model, *inputs)``. They are reported (times, speedups), never scored. One that raises
+  ``BaselineUnavailable`` or anything else is reported as unavailable with the reason, so a broken
+  baseline never turns a candidate's verdict into an error.
+
+The worker (``worker.py``) calls ``time_baselines`` after timing a candidate; ``serve_baselines``
+is the entry point of a baseline-only worker (``hawkeye baselines``), with no candidate at all.
+The parent caches results with ``store_entry`` / ``cached_entries``; vendor unavailability is
+cached too, so a missing library is not retried on every verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import io
+import os
+import traceback
+from collections.abc import Callable, Iterable
+
+import torch
+
+from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
+
+JUDGE_BASELINES = ("eager", "compile")
+# Unavailability reasons reach the agent's feedback; exception texts can be pages long.
+MAX_REASON_CHARS = 300
+
+
+def planned(spec: TaskSpec, judge: Iterable[str], vendor: bool) -> list[str]:
+    """Baseline names to time for ``spec``: ``judge`` names, then the task's vendor names if
+    ``vendor`` (a vendor name equal to a judge name is ignored)."""
+    names = list(dict.fromkeys(judge))
+    if vendor:
+        names += [n for n in spec.vendor_baselines if n not in JUDGE_BASELINES and n not in names]
+    return names
+
+
+def short_reason(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
+
+
+def resolve_vendor(target: str) -> Callable:
+    """The function named by ``"package.module:function"`` (``function`` may be dotted)."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"vendor baseline {target!r} is not of the form 'module:function'")
+    return functools.reduce(getattr, attr.split("."), importlib.import_module(module_name))
+
+
+def _synchronize(inputs: list) -> None:
+    if any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs):
+        torch.cuda.synchronize()
+
+
+def prepare_vendor(target: str, model: torch.nn.Module, inputs: list) -> tuple[Callable | None, str]:
+    """Import ``target`` and call it once as ``fn(model, *inputs)``.
+
+    Returns ``(callable, "")`` where the callable takes ``*inputs``, or ``(None, reason)`` when the
+    import or the first call raised: ``BaselineUnavailable`` gives its message, any other exception
+    its type and message.
+    """
+    try:
+        fn = resolve_vendor(target)
+        fn(model, *inputs)
+        _synchronize(inputs)
+    except BaselineUnavailable as exc:
+        return None, short_reason(str(exc) or "unavailable")
+    except Exception as exc:  # noqa: BLE001 - a broken vendor baseline is reported, never fatal
+        return None, short_reason(f"{type(exc).__name__}: {exc}")
+    return functools.partial(fn, model), ""
+
+
+def build(spec: TaskSpec, name: str, model: torch.nn.Module, inputs: list) -> tuple[Callable | None, str]:
+    """The callable timed for baseline ``name`` (taking ``*inputs``), or ``(None, reason)``."""
+    if name == "eager":
+        return model, ""
+    if name == "compile":
+        return torch.compile(model), ""
+    if name not in spec.vendor_baselines:
+        return None, f"task {spec.id} declares no baseline {name!r}"
+    return prepare_vendor(spec.vendor_baselines[name], model, inputs)
+
+
+def time_baselines(
+    spec: TaskSpec, model: torch.nn.Module, inputs: list, plan: dict, judge_errors_raise: bool = True
+) -> dict[str, dict]:
+    """Time every name in ``plan["baselines"]`` with ``plan``'s iters, retries and seed.
+
+    Returns name -> ``time_callable``'s result without ``kept`` (``median_ms``, ``iqr_ms``, ``cv``,
+    ``attempts``, ``wall_median_ms``, ``event_ms``, ``wall_ms``), or name -> ``{"unavailable":
+    reason}``. A judge baseline that raises propagates when ``judge_errors_raise``; otherwise it is
+    reported as unavailable too.
+    """
+    from hawkeye_env.judge.timing import time_callable
+
+    result: dict[str, dict] = {}
+    for name in plan["baselines"]:
+        try:
+            fn, reason = build(spec, name, model, inputs)
+            if fn is not None:
+                timed = time_callable(fn, inputs, plan["iters"], plan["retries"], plan["seed"])
+                timed.pop("kept")
+                result[name] = timed
+                continue
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            if judge_errors_raise and name in JUDGE_BASELINES:
+                raise
+            reason = short_reason(f"raised while timed: {type(exc).__name__}: {exc}")
+        result[name] = {"unavailable": reason}
+    return result
+
+
+def reference_and_inputs(spec: TaskSpec, shape: dict, seed: int, device: str) -> tuple[torch.nn.Module, list]:
+    """The reference ``Model`` and ``normal`` inputs at ``shape``, drawn exactly as the worker's
+    timing draws them for a candidate (same seeds, same parameter redraw)."""
+    from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+    from hawkeye_env.tasks.registry import task_module
+
+    module = task_module(spec)
+    init = module.get_init_inputs(**shape)
+    torch.manual_seed(seed)
+    ref = module.Model(*init)
+    randomize_parameters(ref, "normal", seed)
+    return ref.to(device), make_inputs(module, shape, "normal", seed, device)
+
+
+def run_baseline_job(job: dict) -> dict:
+    """Trusted, candidate-free job: ``{"task", "device", "shape", "timing": plan}`` -> name -> entry."""
+    from hawkeye_env.tasks.registry import get_task
+
+    spec = get_task(job["task"])
+    ref, inputs = reference_and_inputs(spec, job["shape"], job["timing"]["seed"], job["device"])
+    return time_baselines(spec, ref, inputs, job["timing"], judge_errors_raise=False)
+
+
+def serve_baselines(conn, device: str, memory_limit_bytes: int) -> None:
+    """Process entry point (``sandbox``'s protocol): read one baseline job as JSON bytes, send
+    ``{"kind": "final", "baselines": ..., "error": ...}`` as ``torch.save`` bytes."""
+    import json
+
+    torch.set_grad_enabled(False)
+    job = json.loads(conn.recv_bytes().decode("utf-8"))
+    reply: dict = {"kind": "final", "baselines": {}, "error": ""}
+    try:
+        reply["baselines"] = run_baseline_job(job)
+    except Exception:  # noqa: BLE001 - reported to the parent as text
+        reply["error"] = traceback.format_exc(limit=8)
+    buf = io.BytesIO()
+    torch.save(reply, buf)
+    conn.send_bytes(buf.getvalue())
+    conn.close()
+    os._exit(0)  # no interpreter teardown: torch.compile's worker pools can delay a normal exit
+
+
+# -- parent side: the store ----------------------------------------------------------------------
+
+
+def store_entry(store, task: str, shape: dict, device: str, versions: dict, name: str, entry: dict) -> None:
+    """Cache one ``time_baselines`` entry. A judge baseline's failure is never cached: it may be
+    transient, and a cached absence would silently change what the reward is computed against."""
+    if "unavailable" in entry:
+        if name not in JUDGE_BASELINES:
+            store.put_unavailable_baseline(task, shape, device, versions, name, short_reason(entry["unavailable"]))
+        return
+    detail = {k: entry[k] for k in ("iqr_ms", "cv", "attempts", "wall_median_ms") if k in entry}
+    store.put_baseline(task, shape, device, versions, name, float(entry["median_ms"]), detail)
+
+
+def cached_entries(store, task: str, shape: dict, device: str, versions: dict, names: Iterable[str]) -> dict:
+    """Stored entries for ``names``: measured ones (``median_ms`` and detail) and vendor
+    unavailability (``{"unavailable": reason}``); names never stored are absent."""
+    names = list(names)
+    measured = store.get_baselines(task, shape, device, versions)
+    missing = store.get_unavailable_baselines(task, shape, device, versions)
+    out = {n: {"unavailable": missing[n]} for n in names if n in missing and n not in JUDGE_BASELINES}
+    out.update({n: measured[n] for n in names if n in measured})
+    return out

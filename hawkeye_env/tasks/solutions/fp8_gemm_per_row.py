@@ -1,0 +1,30 @@
+"""Expert solution for ``fp8_gemm_per_row``: the ``fp8_scaled_gemm`` unit's per-row kernel.
+
+``w`` arrives ``[N, K]``, so ``w.t()`` is the K-major ``[K, N]`` operand fp8 ``tl.dot`` wants and
+the unit launches without a layout copy; the float32 accumulator is multiplied by
+``scale_a[m] * scale_w[n]`` once in the epilogue. ``tile_config`` sets the tiles.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from units.fp8_scaled_gemm.kernel import fp8_gemm_per_row
+
+
+def tile_config(m: int, n: int, k: int) -> dict:
+    """Tiles for the timed M = N = K = 8192 shape (and the 4096^3 one), used at every shape so the
+    CPU checks run the timed configuration: 128x256x128, 3 stages (144 KiB of fp8 tiles), 8 warps,
+    GROUP_M = 8: one of the fp8 configurations of Triton's matmul tutorial and the unit's default;
+    BLOCK_K = 128 makes every fp8 tile row 128 bytes, the widest shared-memory swizzle. Pending
+    measurement on the H200."""
+    return {"block_m": 128, "block_n": 256, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8}
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor) -> torch.Tensor:
+        return fp8_gemm_per_row(a, w.t(), scale_a, scale_w, **tile_config(a.shape[0], w.shape[0], a.shape[1]))

@@ -1,0 +1,235 @@
+"""Vendor baselines in the judge: resolution, the unavailable path, caching, verdict and reward.
+
+The worker-side helpers are driven in-process with fake vendor functions defined below (they are
+imported by ``"tests.judge.test_vendor_baselines:<name>"``); the parent side with synthetic worker
+replies. No GPU needed: nothing here reaches ``time_callable``'s CUDA timing except where a test
+asserts that such a failure is reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from hawkeye_env.judge import baselines, sandbox
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.tasks.registry import get_task, solution_source
+from hawkeye_env.tasks.spec import BaselineUnavailable
+from reward import reward
+
+HERE = "tests.judge.test_vendor_baselines"
+GEMM = get_task("gemm_bf16")
+SHAPE = dict(GEMM.gpu_shapes[0])
+VERSIONS = {"gpu": "NVIDIA H200", "torch": "x"}
+CALLS: list[str] = []
+
+
+def fake_matmul(model, a, b):
+    CALLS.append("fake_matmul")
+    return torch.matmul(a, b) * 1.0
+
+
+def fake_missing_library(model, a, b):
+    raise BaselineUnavailable("fakelib is not installed")
+
+
+def fake_broken(model, a, b):
+    raise RuntimeError("kernel image mismatch")
+
+
+class namespace:  # noqa: N801 - a dotted attribute path for resolve_vendor
+    @staticmethod
+    def nested(model, a, b):
+        return a + 0
+
+
+VENDOR_GEMM = dataclasses.replace(GEMM, vendor_baselines={
+    "fakeblas": f"{HERE}:fake_matmul", "fakelib": f"{HERE}:fake_missing_library",
+    "broken": f"{HERE}:fake_broken", "nolib": "hawkeye_no_such_module:fn",
+})
+
+
+def _small() -> tuple[torch.nn.Module, list[torch.Tensor]]:
+    """A stand-in model (vendor fakes ignore it) and two small CPU matrices."""
+    return torch.nn.Identity(), [torch.randn(4, 8), torch.randn(8, 3)]
+
+
+# ---- worker side --------------------------------------------------------------------------------
+
+
+def test_resolve_vendor_imports_module_function_and_dotted_attributes():
+    assert baselines.resolve_vendor(f"{HERE}:fake_matmul") is fake_matmul
+    assert baselines.resolve_vendor(f"{HERE}:namespace.nested") is namespace.nested
+    for bad in ("no_colon", ":fn", "module:"):
+        with pytest.raises(ValueError):
+            baselines.resolve_vendor(bad)
+
+
+def test_prepare_vendor_calls_once_and_returns_a_callable_over_the_inputs():
+    model, inputs = _small()
+    CALLS.clear()
+    fn, reason = baselines.prepare_vendor(f"{HERE}:fake_matmul", model, inputs)
+    assert reason == "" and CALLS == ["fake_matmul"]
+    torch.testing.assert_close(fn(*inputs), inputs[0] @ inputs[1])
+    assert CALLS == ["fake_matmul", "fake_matmul"]
+
+
+@pytest.mark.parametrize("target, expected", [
+    (f"{HERE}:fake_missing_library", "fakelib is not installed"),
+    (f"{HERE}:fake_broken", "RuntimeError: kernel image mismatch"),
+    ("hawkeye_no_such_module:fn", "ModuleNotFoundError: No module named 'hawkeye_no_such_module'"),
+    (f"{HERE}:no_such_function", "AttributeError"),
+])
+def test_prepare_vendor_reports_unavailable_with_the_reason(target, expected):
+    model, inputs = _small()
+    fn, reason = baselines.prepare_vendor(target, model, inputs)
+    assert fn is None and expected in reason
+
+
+def test_long_reasons_are_cut():
+    reason = baselines.short_reason("x" * 5000)
+    assert len(reason) == baselines.MAX_REASON_CHARS and reason.endswith("...")
+
+
+def test_time_baselines_reports_unavailable_vendors_and_unknown_names_without_timing():
+    model, inputs = _small()
+    plan = {"baselines": ["fakelib", "broken", "nolib", "cudnn"], "iters": 3, "retries": 0, "seed": 0}
+    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, plan)
+    assert got["fakelib"] == {"unavailable": "fakelib is not installed"}
+    assert got["broken"]["unavailable"].startswith("RuntimeError")
+    assert "No module named" in got["nolib"]["unavailable"]
+    assert "declares no baseline 'cudnn'" in got["cudnn"]["unavailable"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="asserts what a timing failure does where CUDA is absent")
+def test_a_judge_baseline_failure_raises_in_a_verdict_but_is_reported_in_a_baseline_job():
+    model, inputs = _small()
+    plan = {"baselines": ["eager"], "iters": 3, "retries": 0, "seed": 0}
+    with pytest.raises(AssertionError):  # time_callable needs CUDA
+        baselines.time_baselines(VENDOR_GEMM, model, inputs, plan)
+    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, plan, judge_errors_raise=False)
+    assert got["eager"]["unavailable"].startswith("raised while timed: AssertionError")
+    # a vendor baseline whose first call works but whose timing fails is reported, never raised
+    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, {**plan, "baselines": ["fakeblas"]})
+    assert got["fakeblas"]["unavailable"].startswith("raised while timed")
+
+
+def test_planned_appends_vendor_names_only_when_asked():
+    assert baselines.planned(VENDOR_GEMM, ("eager", "compile"), False) == ["eager", "compile"]
+    assert baselines.planned(VENDOR_GEMM, ("eager",), True) == ["eager", "fakeblas", "fakelib", "broken", "nolib"]
+    clash = dataclasses.replace(GEMM, vendor_baselines={"eager": f"{HERE}:fake_matmul"})
+    assert baselines.planned(clash, ("eager", "compile"), True) == ["eager", "compile"]
+
+
+# ---- store --------------------------------------------------------------------------------------
+
+
+def test_store_caches_unavailable_reasons_and_a_time_replaces_them():
+    store = ResultStore(":memory:")
+    assert store.get_unavailable_baselines("t", SHAPE, "cuda", VERSIONS) == {}
+    store.put_unavailable_baseline("t", SHAPE, "cuda", VERSIONS, "fla", "no module fla")
+    assert store.get_unavailable_baselines("t", SHAPE, "cuda", VERSIONS) == {"fla": "no module fla"}
+    assert store.get_baselines("t", SHAPE, "cuda", VERSIONS) == {}
+    assert store.get_unavailable_baselines("t", SHAPE, "cuda", {**VERSIONS, "torch": "y"}) == {}
+    store.put_baseline("t", SHAPE, "cuda", VERSIONS, "fla", 0.5, {})
+    assert store.get_unavailable_baselines("t", SHAPE, "cuda", VERSIONS) == {}
+    store.put_unavailable_baseline("t", SHAPE, "cuda", VERSIONS, "fla", "gone again")
+    assert store.get_baselines("t", SHAPE, "cuda", VERSIONS) == {}
+
+
+def test_store_entry_never_caches_a_judge_baseline_failure():
+    store = ResultStore(":memory:")
+    baselines.store_entry(store, "t", SHAPE, "cuda", VERSIONS, "compile", {"unavailable": "inductor crashed"})
+    baselines.store_entry(store, "t", SHAPE, "cuda", VERSIONS, "fla", {"unavailable": "no fla"})
+    baselines.store_entry(store, "t", SHAPE, "cuda", VERSIONS, "eager", {"median_ms": 2.0, "cv": 0.01})
+    got = baselines.cached_entries(store, "t", SHAPE, "cuda", VERSIONS, ["eager", "compile", "fla", "cublas"])
+    assert got == {"eager": {"median_ms": 2.0, "cv": 0.01}, "fla": {"unavailable": "no fla"}}
+    assert baselines.cached_entries(store, "t", SHAPE, "cuda", VERSIONS, ["eager"]) == {"eager": got["eager"]}
+
+
+# ---- parent side: plan, verdict, feedback, reward -------------------------------------------------
+
+
+def _planned_job(monkeypatch, store: ResultStore, config: EvalConfig) -> dict:
+    """The timing plan the evaluator sends for VENDOR_GEMM on CUDA (the worker is not started)."""
+    sent = {}
+
+    class Planned(Exception):
+        pass
+
+    def fake_worker(job, *args, **kwargs):
+        sent.update(job)
+        raise Planned
+
+    monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash="0" * 64, versions=VERSIONS)
+    with pytest.raises(Planned):
+        Evaluator(store, config)._judge(VENDOR_GEMM, solution_source(GEMM), "cuda", v)
+    return sent["timing"]
+
+
+def test_evaluator_plans_vendor_baselines_and_skips_cached_ones(monkeypatch):
+    store = ResultStore(":memory:")
+    plan = _planned_job(monkeypatch, store, EvalConfig())
+    assert plan["baselines"] == ["eager", "compile", "fakeblas", "fakelib", "broken", "nolib"]
+    store.put_unavailable_baseline(GEMM.id, SHAPE, "cuda", VERSIONS, "fakelib", "fakelib is not installed")
+    store.put_baseline(GEMM.id, SHAPE, "cuda", VERSIONS, "eager", 1.0, {})
+    assert _planned_job(monkeypatch, store, EvalConfig())["baselines"] == ["compile", "fakeblas", "broken", "nolib"]
+    assert _planned_job(monkeypatch, store, EvalConfig(vendor_baselines=False))["baselines"] == ["compile"]
+    assert EvalConfig().key()["vendor_baselines"] is True
+
+
+def _entry(ms: float) -> dict:
+    return {"median_ms": ms, "iqr_ms": 0.0, "cv": 0.01, "attempts": 1, "wall_median_ms": ms}
+
+
+def _judge_timing(store: ResultStore, timing: dict, cached: dict | None = None) -> Verdict:
+    v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, correct=True, versions=VERSIONS)
+    Evaluator(store, EvalConfig())._check_timing(VENDOR_GEMM, SHAPE, "cuda", timing, cached or {}, v)
+    v.reward = reward(v)
+    return v
+
+
+def test_verdict_reports_vendor_times_and_unavailable_ones_and_the_reward_ignores_them():
+    store = ResultStore(":memory:")
+    base = {"candidate": {**_entry(0.3), "kept": []}, "eager": _entry(0.6), "compile": _entry(0.45)}
+    judged_only = _judge_timing(ResultStore(":memory:"), base)
+    v = _judge_timing(store, {**base, "fakeblas": _entry(0.15), "fakelib": {"unavailable": "fakelib is not installed"}})
+    assert v.timed and v.times_ms["fakeblas"] == 0.15
+    assert v.speedup == pytest.approx({"eager": 2.0, "compile": 1.5, "fakeblas": 0.5})
+    assert v.vendor_baselines == ["fakeblas"]
+    assert v.baselines_unavailable == {"fakelib": "fakelib is not installed"}
+    assert v.best_speedup == pytest.approx(1.5) and v.reward == judged_only.reward
+    assert store.get_unavailable_baselines(GEMM.id, SHAPE, "cuda", VERSIONS) == {"fakelib": "fakelib is not installed"}
+    assert store.get_baselines(GEMM.id, SHAPE, "cuda", VERSIONS)["fakeblas"]["median_ms"] == 0.15
+    lines = [ln for ln in render_feedback(v).splitlines() if "unavailable" in ln]
+    assert lines == ["Baselines unavailable here: fakelib (fakelib is not installed)."]
+    again = Verdict.from_dict(v.to_dict())
+    assert again.vendor_baselines == ["fakeblas"] and reward(again) == v.reward
+
+
+def test_cached_unavailable_vendor_is_reported_without_a_new_measurement():
+    cached = {"eager": {"median_ms": 0.6}, "fakelib": {"unavailable": "fakelib is not installed"}}
+    v = _judge_timing(ResultStore(":memory:"), {"candidate": {**_entry(0.3), "kept": []}}, cached)
+    assert v.speedup == pytest.approx({"eager": 2.0}) and v.vendor_baselines == []
+    assert v.baselines_unavailable == {"fakelib": "fakelib is not installed"}
+
+
+def test_a_judge_baseline_reported_unavailable_is_a_malformed_reply():
+    timing = {"candidate": {**_entry(0.3), "kept": []}, "compile": {"unavailable": "forged"}}
+    with pytest.raises(ValueError, match="judge baseline compile"):
+        _judge_timing(ResultStore(":memory:"), timing)
+
+
+def test_a_fast_vendor_baseline_does_not_lower_the_reward():
+    slow = Verdict(task="t", device="cuda", stage=Stage.CORRECT, correct=True, timed=True,
+                   speedup={"eager": 3.0, "compile": 2.0})
+    with_vendor = dataclasses.replace(slow, speedup={**slow.speedup, "cublas": 0.5, "fla": float("nan")},
+                                      vendor_baselines=["cublas", "fla"])
+    assert with_vendor.best_speedup == slow.best_speedup == 2.0
+    assert reward(with_vendor) == reward(slow) > 0.6

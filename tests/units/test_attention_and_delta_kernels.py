@@ -1,0 +1,99 @@
+"""The kernels added beside the online_softmax and chunked_scan units, called directly at odd shapes
+with NaN-poisoned outputs: flash attention (causal or not, grouped heads), flash decoding (several
+splits, a partial one), vector-gated GLA and the (gated) delta rule, against float64 references."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from hawkeye_env.tasks.attention_common import explicit_attention
+from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
+from hawkeye_env.tasks.suite.gla_fwd_bf16 import gla_reference
+from units.chunked_scan.delta_rule import chunk_delta_rule
+from units.chunked_scan.gla import chunk_gla
+from units.online_softmax.attention import decode_splits, flash_attention, flash_decode
+
+SEEDS = (0, 1)
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# bf16 tolerances: attention and GLA land near 2e-3 / 3.5e-3 rel L2 at these shapes; the delta
+# rule near 6e-3 (hawkeye_env.tasks.delta_rule_common.DELTA_RULE_BF16).
+REL_L2 = {"attention": 5e-3, "gla": 6e-3, "delta": 1.2e-2}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def bf16_interpreter():
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        install_bf16_interpreter_fix()
+
+
+@pytest.fixture(autouse=True)
+def poisoned_empty(monkeypatch):
+    """Every ``torch.empty`` / ``empty_like`` the kernels' wrappers allocate starts as NaN."""
+    empty, empty_like = torch.empty, torch.empty_like
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: empty(*a, **k).fill_(float("nan")))
+    monkeypatch.setattr(torch, "empty_like", lambda *a, **k: empty_like(*a, **k).fill_(float("nan")))
+
+
+def _rel(out, ref):
+    assert torch.isfinite(out).all()
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def _bf16(*shape, gen):
+    return torch.randn(*shape, generator=gen).to(device=DEVICE, dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("b, hq, hkv, s, d", [(1, 4, 2, 67, 32), (2, 3, 1, 130, 16), (1, 2, 2, 200, 64)])
+def test_flash_attention(b, hq, hkv, s, d, causal, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = _bf16(b, hq, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen)
+    ref = explicit_attention(q.double(), k.double(), v.double(), causal)
+    assert _rel(flash_attention(q, k, v, causal), ref) < REL_L2["attention"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("b, hq, hkv, length, d", [(2, 4, 2, 67, 32), (1, 6, 2, 300, 16), (1, 8, 1, 1000, 32)])
+def test_flash_decode(b, hq, hkv, length, d, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = _bf16(b, hq, 1, d, gen=gen), _bf16(b, hkv, length, d, gen=gen), _bf16(b, hkv, length, d, gen=gen)
+    ref = explicit_attention(q.double(), k.double(), v.double(), causal=False)
+    assert _rel(flash_decode(q, k, v), ref) < REL_L2["attention"]
+
+
+def test_decode_splits_cover_the_cache_without_empty_splits():
+    for bh, length in [(4, 67), (128, 8192), (1, 1000), (2048, 64), (3, 1)]:
+        n, split = decode_splits(bh, length)
+        assert n >= 1 and split % 64 == 0 and (n - 1) * split < length <= n * split
+    assert decode_splits(4, 1000)[0] > 1  # small batches split the cache
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("b, h, t, d", [(1, 2, 67, 32), (2, 1, 130, 16)])
+def test_chunk_gla_raw_gate(b, h, t, d, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (_bf16(b, h, t, d, gen=gen) for _ in range(3))
+    gate = torch.randn(b, h, t, d, generator=gen).to(DEVICE)
+    ref = gla_reference(q.double(), k.double(), v.double(), F.logsigmoid(gate.double() + 1.0) / 16.0)
+    assert _rel(chunk_gla(q, k, v, gate, raw_gate=True, bias=1.0, normalizer=16.0), ref) < REL_L2["gla"]
+    g = F.logsigmoid(gate + 1.0) / 16.0
+    assert _rel(chunk_gla(q, k, v, g), ref) < REL_L2["gla"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("gated", [False, True])
+@pytest.mark.parametrize("b, h, t, d", [(1, 2, 67, 32), (2, 1, 130, 16)])
+def test_chunk_delta_rule(b, h, t, d, gated, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (_bf16(b, h, t, d, gen=gen) for _ in range(3))
+    beta, gate = (torch.randn(b, h, t, generator=gen).to(DEVICE) for _ in range(2))
+    g = F.logsigmoid(gate.double() + 4.0) if gated else None
+    ref = chunked_delta_rule(l2norm(q.double()), l2norm(k.double()), v.double(), torch.sigmoid(beta.double()), g)
+    out = chunk_delta_rule(q, k, v, beta, gate if gated else None, gate_bias=4.0)
+    assert _rel(out, ref) < REL_L2["delta"]

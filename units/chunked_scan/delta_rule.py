@@ -1,0 +1,279 @@
+"""Chunked (gated) delta rule forward: DeltaNet and Gated DeltaNet with the WY representation.
+
+Per (batch, head), with q and k L2-normalised along D, ``beta_t = sigmoid(b_t)`` and optional
+log-decays ``g_t <= 0`` (``exp(g) = 1`` for plain DeltaNet)::
+
+    S_t = exp(g_t) (I - beta_t k_t^T k_t) S_{t-1} + beta_t k_t^T v_t        # [D, D] float32
+    o_t = q_t S_t
+
+Chunked form (chunks of ``BT = 64``, ``G`` the chunk-local cumulative log-decay, ``S`` the state at
+the chunk start, rows are tokens):
+
+    A = strictly_lower(diag(beta) (K K^T * exp(G_i - G_j)))      [BT, BT]
+    T = (I + A)^-1 diag(beta),  W = T (K * exp(G)),  U = T V      (WY representation)
+    N = U - W S                                                  new values, [BT, D]
+    O = (Q * exp(G)) S + lower(Q K^T * exp(G_i - G_j)) N
+    S = exp(G_last) S + (K * exp(G_last - G))^T N
+
+Two kernels. ``_wy_fwd_kernel`` (one program per chunk and head: parallel over chunks) builds W and
+U. It inverts ``I + A`` by blockwise forward substitution on 16 x 16 blocks: each diagonal block of
+``I + A`` by row-wise substitution in registers, then the off-diagonal blocks of the inverse as
+``X_rc = -X_rr sum_{c <= m < r} A_rm X_mc`` with float32 MMAs. Every intermediate is a block of the
+true inverse, so nothing grows; the truncated Neumann product ``(I - A)(I + A^2)(I + A^4)...`` is
+exact too but its partial products reach 1e5 for mean-shifted keys (|k_i . k_j| near 0.4) and
+cancel, losing float32 digits. ``_delta_fwd_kernel`` (one program per 64 value columns and head)
+walks the chunks with the float32 state in registers: five bf16 MMAs per chunk.
+
+W and U are stored in bfloat16 (like FLA); q and k are normalised on load in both kernels.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+# Chunk 64 = four 16-row blocks (the MMA minimum, and FLA's solve_tril layout); BV = 64 gives
+# B*H*D/64 = 256 state programs at B=8, H=16, D=128 on 132 SMs. Not yet tuned.
+BT, BC, BV = 64, 16, 64
+NUM_WARPS, NUM_STAGES = 4, 2
+L2_EPS = tl.constexpr(1e-6)  # x / sqrt(sum(x^2) + eps), FLA's l2norm epsilon
+
+
+@triton.jit
+def _inv_norm_rows(x):
+    """``1 / sqrt(sum(x^2) + eps)`` per row of ``x`` [R, BK], float32 [R]. Kernels keep q and k raw
+    (exact bf16 MMA operands) and apply these factors to the float32 products instead."""
+    x = x.to(tl.float32)
+    return tl.rsqrt(tl.sum(x * x, axis=1) + L2_EPS)
+
+
+@triton.jit
+def _gate_log_decay(gate, base_t, t, mask_t, bias):
+    """``logsigmoid(gate + bias)`` at tokens ``t`` (0 where masked), float32."""
+    y = tl.load(gate + base_t + t, mask=mask_t, other=0.0).to(tl.float32) + bias
+    return tl.where(mask_t, tl.minimum(y, 0.0) - tl.log(1.0 + tl.exp(-tl.abs(y))), 0.0)
+
+
+@triton.jit
+def _load_block(k, v, beta, gate, base, base_t, t0, T, D, bias, G_start,
+                GATED: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    """Rows ``t0 .. t0 + BC`` of one chunk: raw k (bf16 [BC, BK]), its inverse norms [BC], v (bf16
+    [BC, BK]), beta [BC], cumulative log-decay G [BC] (continuing from ``G_start``)."""
+    t = t0 + tl.arange(0, BC)  # [BC]
+    offs_k = tl.arange(0, BK)  # [BK]
+    mask_t = t < T
+    mask = mask_t[:, None] & (offs_k[None, :] < D)
+    p = base + t[:, None] * D + offs_k[None, :]
+    b_k = tl.load(k + p, mask=mask, other=0.0)  # [BC, BK]
+    b_rk = _inv_norm_rows(b_k)  # [BC]
+    b_v = tl.load(v + p, mask=mask, other=0.0)  # [BC, BK]
+    b_beta = tl.load(beta + base_t + t, mask=mask_t, other=0.0).to(tl.float32)
+    b_beta = tl.where(mask_t, 1.0 / (1.0 + tl.exp(-b_beta)), 0.0)  # [BC]
+    if GATED:
+        b_G = G_start + tl.cumsum(_gate_log_decay(gate, base_t, t, mask_t, bias), axis=0)  # [BC]
+    else:
+        b_G = tl.zeros((BC,), tl.float32)
+    return b_k, b_rk, b_v, b_beta, b_G
+
+
+@triton.jit
+def _a_block(k_r, k_c, rk_r, rk_c, beta_r, G_r, G_c, DIAG: tl.constexpr, BC: tl.constexpr):
+    """``A_rc = diag(beta_r) (k_r k_c^T * exp(G_r,i - G_c,j))`` [BC, BC] float32 for normalised
+    keys (raw ``k`` times inverse norms ``rk``); strictly lower when ``DIAG``."""
+    a = tl.dot(k_r, tl.trans(k_c)) * rk_r[:, None] * rk_c[None, :]  # [BC, BC]
+    diff = G_r[:, None] - G_c[None, :]
+    if DIAG:
+        rows = tl.arange(0, BC)
+        lower = rows[:, None] > rows[None, :]
+        a = tl.where(lower, a * tl.exp(tl.where(lower, diff, 0.0)), 0.0)
+    else:
+        a = a * tl.exp(diff)
+    return a * beta_r[:, None]
+
+
+@triton.jit
+def _unit_lower_inverse(a, BC: tl.constexpr):
+    """``(I + a)^-1`` for strictly lower-triangular ``a`` [BC, BC] by row-wise forward substitution:
+    row i of the inverse is ``e_i - sum_{j < i} a_ij X_j``."""
+    rows = tl.arange(0, BC)
+    x = tl.where(rows[:, None] == rows[None, :], 1.0, 0.0)  # [BC, BC] identity
+    for i in range(1, BC):
+        a_i = tl.sum(tl.where(rows[:, None] == i, a, 0.0), axis=0)  # [BC] row i of a, over j
+        x_i = tl.sum(a_i[:, None] * x, axis=0)  # [BC] sum_j a_ij X_j (rows j >= i of x are e_j, a_ij = 0)
+        x = tl.where(rows[:, None] == i, x - x_i[None, :], x)
+    return x
+
+
+@triton.jit
+def _mm(a, b):
+    return tl.dot(a, b, input_precision="ieee")
+
+
+@triton.jit
+def _store_wu(w, u, x_r0, x_r1, x_r2, x_r3, kb0, kb1, kb2, kb3, vb0, vb1, vb2, vb3, base, t0, T, D,
+              NBLK: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    """Rows ``t0 .. t0 + BC`` of ``W = X (beta K e^G)`` and ``U = X (beta V)`` from the first
+    ``NBLK`` blocks ``X_rc`` of one block row of the inverse."""
+    dt = kb0.dtype
+    b_w = tl.dot(x_r0.to(dt), kb0)
+    b_u = tl.dot(x_r0.to(dt), vb0)
+    if NBLK > 1:
+        b_w = tl.dot(x_r1.to(dt), kb1, b_w)
+        b_u = tl.dot(x_r1.to(dt), vb1, b_u)
+    if NBLK > 2:
+        b_w = tl.dot(x_r2.to(dt), kb2, b_w)
+        b_u = tl.dot(x_r2.to(dt), vb2, b_u)
+    if NBLK > 3:
+        b_w = tl.dot(x_r3.to(dt), kb3, b_w)
+        b_u = tl.dot(x_r3.to(dt), vb3, b_u)
+    t = t0 + tl.arange(0, BC)
+    offs_k = tl.arange(0, BK)
+    mask = (t[:, None] < T) & (offs_k[None, :] < D)
+    p = base + t[:, None] * D + offs_k[None, :]
+    tl.store(w + p, b_w.to(w.dtype.element_ty), mask=mask)
+    tl.store(u + p, b_u.to(u.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _wy_fwd_kernel(k, v, beta, gate, w, u, T, D, bias,
+                   GATED: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    base = i_bh.to(tl.int64) * T * D
+    base_t = i_bh.to(tl.int64) * T
+    t0 = i_t * 4 * BC
+    k0, rk0, v0, be0, G0 = _load_block(k, v, beta, gate, base, base_t, t0, T, D, bias, 0.0, GATED, BC, BK)
+    # Each block continues the chunk's cumulative decay from the previous block's last row (G is
+    # non-increasing since g <= 0, so that is the block's minimum).
+    k1, rk1, v1, be1, G1 = _load_block(k, v, beta, gate, base, base_t, t0 + BC, T, D, bias, tl.min(G0, axis=0),
+                                  GATED, BC, BK)
+    k2, rk2, v2, be2, G2 = _load_block(k, v, beta, gate, base, base_t, t0 + 2 * BC, T, D, bias, tl.min(G1, axis=0),
+                                  GATED, BC, BK)
+    k3, rk3, v3, be3, G3 = _load_block(k, v, beta, gate, base, base_t, t0 + 3 * BC, T, D, bias, tl.min(G2, axis=0),
+                                  GATED, BC, BK)
+
+    # Diagonal blocks of (I + A)^-1.
+    x00 = _unit_lower_inverse(_a_block(k0, k0, rk0, rk0, be0, G0, G0, True, BC), BC)
+    x11 = _unit_lower_inverse(_a_block(k1, k1, rk1, rk1, be1, G1, G1, True, BC), BC)
+    x22 = _unit_lower_inverse(_a_block(k2, k2, rk2, rk2, be2, G2, G2, True, BC), BC)
+    x33 = _unit_lower_inverse(_a_block(k3, k3, rk3, rk3, be3, G3, G3, True, BC), BC)
+    # Off-diagonal blocks: X_rc = -X_rr sum_{c <= m < r} A_rm X_mc.
+    a10 = _a_block(k1, k0, rk1, rk0, be1, G1, G0, False, BC)
+    a20 = _a_block(k2, k0, rk2, rk0, be2, G2, G0, False, BC)
+    a21 = _a_block(k2, k1, rk2, rk1, be2, G2, G1, False, BC)
+    a30 = _a_block(k3, k0, rk3, rk0, be3, G3, G0, False, BC)
+    a31 = _a_block(k3, k1, rk3, rk1, be3, G3, G1, False, BC)
+    a32 = _a_block(k3, k2, rk3, rk2, be3, G3, G2, False, BC)
+    x10 = -_mm(x11, _mm(a10, x00))
+    x21 = -_mm(x22, _mm(a21, x11))
+    x20 = -_mm(x22, _mm(a20, x00) + _mm(a21, x10))
+    x32 = -_mm(x33, _mm(a32, x22))
+    x31 = -_mm(x33, _mm(a31, x11) + _mm(a32, x21))
+    x30 = -_mm(x33, _mm(a30, x00) + _mm(a31, x10) + _mm(a32, x20))
+
+    # Right-hand sides beta K e^G and beta V, bf16 [BC, BK].
+    dt = k.dtype.element_ty
+    kb0 = (k0 * (rk0 * be0 * tl.exp(G0))[:, None]).to(dt)
+    kb1 = (k1 * (rk1 * be1 * tl.exp(G1))[:, None]).to(dt)
+    kb2 = (k2 * (rk2 * be2 * tl.exp(G2))[:, None]).to(dt)
+    kb3 = (k3 * (rk3 * be3 * tl.exp(G3))[:, None]).to(dt)
+    vb0, vb1 = (v0 * be0[:, None]).to(dt), (v1 * be1[:, None]).to(dt)
+    vb2, vb3 = (v2 * be2[:, None]).to(dt), (v3 * be3[:, None]).to(dt)
+    _store_wu(w, u, x00, x00, x00, x00, kb0, kb1, kb2, kb3, vb0, vb1, vb2, vb3, base, t0, T, D, 1, BC, BK)
+    _store_wu(w, u, x10, x11, x11, x11, kb0, kb1, kb2, kb3, vb0, vb1, vb2, vb3, base, t0 + BC, T, D, 2, BC, BK)
+    _store_wu(w, u, x20, x21, x22, x22, kb0, kb1, kb2, kb3, vb0, vb1, vb2, vb3, base, t0 + 2 * BC, T, D, 3, BC, BK)
+    _store_wu(w, u, x30, x31, x32, x33, kb0, kb1, kb2, kb3, vb0, vb1, vb2, vb3, base, t0 + 3 * BC, T, D, 4, BC, BK)
+
+
+@triton.jit
+def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
+                      GATED: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_v, i_bh = tl.program_id(0), tl.program_id(1)
+    base = i_bh.to(tl.int64) * T * D
+    base_t = i_bh.to(tl.int64) * T
+    offs_t = tl.arange(0, BT)  # [BT]
+    offs_k = tl.arange(0, BK)  # [BK]
+    offs_v = i_v * BV + tl.arange(0, BV)  # [BV]
+    mask_k, mask_v = offs_k < D, offs_v < D
+    causal = offs_t[:, None] >= offs_t[None, :]  # [BT, BT]
+
+    b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
+    for i_t in range(tl.cdiv(T, BT)):
+        t = i_t * BT + offs_t  # [BT]
+        mask_t = t < T
+        mask_tk = mask_t[:, None] & mask_k[None, :]
+        mask_tv = mask_t[:, None] & mask_v[None, :]
+        p_k = base + t[:, None] * D + offs_k[None, :]
+        p_v = base + t[:, None] * D + offs_v[None, :]
+        b_q = tl.load(q + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
+        b_k = tl.load(k + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
+        b_rq, b_rk = _inv_norm_rows(b_q), _inv_norm_rows(b_k)  # [BT]
+        b_w = tl.load(w + p_k, mask=mask_tk, other=0.0)  # [BT, BK]
+        b_u = tl.load(u + p_v, mask=mask_tv, other=0.0)  # [BT, BV]
+        b_Sb = b_S.to(w.dtype.element_ty)
+
+        b_N = b_u.to(tl.float32) - tl.dot(b_w, b_Sb)  # [BT, BV] new values
+        b_Nb = b_N.to(w.dtype.element_ty)
+        b_A = tl.dot(b_q, tl.trans(b_k)) * b_rq[:, None] * b_rk[None, :]  # [BT, BT] normalised q k^T
+        if GATED:
+            b_g = _gate_log_decay(gate, base_t, t, mask_t, bias)  # [BT]; padded g are 0
+            b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+            b_G_last = tl.sum(b_g, axis=0)
+            b_A = tl.where(causal, b_A * tl.exp(tl.where(causal, b_G[:, None] - b_G[None, :], 0.0)), 0.0)
+            b_o = tl.dot(b_q, b_Sb) * (b_rq * tl.exp(b_G))[:, None]
+            b_kscale = b_rk * tl.exp(b_G_last - b_G)  # [BT]
+            b_S = b_S * tl.exp(b_G_last)
+        else:
+            b_A = tl.where(causal, b_A, 0.0)
+            b_o = tl.dot(b_q, b_Sb) * b_rq[:, None]
+            b_kscale = b_rk
+        b_o = tl.dot(b_A.to(w.dtype.element_ty), b_Nb, b_o)  # [BT, BV]
+        tl.store(o + p_v, b_o.to(o.dtype.element_ty), mask=mask_tv)
+        b_Nk = (b_N * b_kscale[:, None]).to(w.dtype.element_ty)  # [BT, BV] key norms and decays on N
+        b_S = tl.dot(tl.trans(b_k), b_Nk, b_S)  # [BK, BV]
+
+
+def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
+                     gate: torch.Tensor | None = None, gate_bias: float = 0.0) -> torch.Tensor:
+    """DeltaNet (``gate is None``) or Gated DeltaNet forward with in-kernel q/k L2 norm and sigmoid.
+
+    Args:
+        q, k, v: bfloat16 ``[B, H, T, D]``, contiguous (any T; D <= 256). q and k are
+            L2-normalised along D inside the kernels.
+        beta: float32 ``[B, H, T]`` raw logits; the writing strength is ``sigmoid(beta)``.
+        gate: float32 ``[B, H, T]`` raw gate logits or None; the log-decay is
+            ``logsigmoid(gate + gate_bias)``.
+
+    Returns:
+        bfloat16 ``[B, H, T, D]``: ``o_t = q_t S_t`` of the recurrence in the module docstring
+        (no ``D^-0.5`` scale).
+
+    Example::
+
+        q, k, v = (torch.randn(2, 4, 1000, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        beta, gate = torch.randn(2, 4, 1000, device="cuda"), torch.randn(2, 4, 1000, device="cuda")
+        o = chunk_delta_rule(q, k, v, beta, gate, gate_bias=4.0)  # [2, 4, 1000, 64]
+    """
+    if q.shape != k.shape or q.shape != v.shape or beta.shape != q.shape[:3]:
+        raise ValueError(f"need q, k, v [B, H, T, D] and beta [B, H, T]; got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}, {tuple(beta.shape)}")
+    if gate is not None and gate.shape != beta.shape:
+        raise ValueError(f"gate must be [B, H, T] like beta; got {tuple(gate.shape)}")
+    q, k, v, beta = q.contiguous(), k.contiguous(), v.contiguous(), beta.contiguous()
+    gated = gate is not None
+    gate = gate.contiguous() if gated else beta
+    b, h, t_len, d = q.shape
+    bk = max(16, triton.next_power_of_2(d))
+    w = torch.empty_like(k)
+    u = torch.empty_like(v)
+    _wy_fwd_kernel[(triton.cdiv(t_len, BT), b * h)](
+        k, v, beta, gate, w, u, t_len, d, float(gate_bias), GATED=gated, BC=BC, BK=bk,
+        num_warps=NUM_WARPS,
+    )
+    o = torch.empty_like(v)
+    bv = min(BV, bk)
+    _delta_fwd_kernel[(triton.cdiv(d, bv), b * h)](
+        q, k, w, u, gate, o, t_len, d, float(gate_bias), GATED=gated, BT=BT, BK=bk, BV=bv,
+        num_warps=NUM_WARPS, num_stages=NUM_STAGES,
+    )
+    return o

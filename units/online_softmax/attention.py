@@ -1,0 +1,241 @@
+"""Flash attention forward built on the online softmax: prefill (causal or not, GQA) and decode.
+
+``flash_attention(q, k, v, causal)``: one program owns ``BLOCK_M`` queries of one (batch, query
+head) and streams K and V in ``BLOCK_N`` blocks, carrying a running row max ``m``, row sum ``l`` and
+a float32 accumulator rescaled by ``exp(m_old - m_new)`` (the recurrence of ``kernel.py`` applied to
+the output), so the ``[S, S]`` scores never reach memory. The key loop runs in two phases: blocks
+that need no mask (fully below the diagonal, or fully inside ``S``), then the few blocks that do.
+Causal programs start with the longest rows (reversed block order) so the last wave is short.
+Grouped-query attention: query head ``h`` reads key/value head ``h // (Hq // Hkv)``.
+
+``flash_decode(q, k, v)``: one query token per head against a long KV cache is memory bound and has
+too few queries to fill the GPU, so the KV length is split across programs (flash decoding): each
+program folds one split into a partial ``(m, l, acc)`` for all query heads that share its KV head
+(one KV read serves the whole group), and a second kernel merges the partials with the same rescale.
+
+Shapes and dtypes: q ``[B, Hq, Sq, D]``, k and v ``[B, Hkv, Sk, D]`` in bfloat16 or float16 (any
+strides), ``Hq`` a multiple of ``Hkv``, ``D <= 256``; the output has q's dtype and shape. Scores are
+scaled by ``1/sqrt(D)`` and computed in float32 with ``exp2``.
+
+Example::
+
+    import torch
+    from units.online_softmax.attention import flash_attention, flash_decode
+    q = torch.randn(2, 32, 4096, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(2, 8, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    o = flash_attention(q, k, v, causal=True)      # == SDPA(q, k, v, is_causal=True, enable_gqa=True)
+    o1 = flash_decode(q[:, :, -1:], k, v)           # [2, 32, 1, 128], attends to every cached key
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+# Prefill tile: 128 queries x 64 keys, 8 warps, 3 stages, FlashAttention-2's Hopper forward tile for
+# D = 128 (the Triton fused-attention tutorial's configuration); not yet tuned on our H200.
+BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 64, 8, 3
+# Decode: 64-key tiles with 3 stages keep K and V tiles at 96 KB of shared memory (two programs per
+# H200 SM); about 8 programs per SM of 132 give every SM enough loads in flight. Not yet tuned.
+DECODE_BLOCK_N, DECODE_WARPS, DECODE_STAGES = 64, 4, 3
+DECODE_TARGET_PROGRAMS = 8 * 132
+
+
+@triton.jit
+def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, lo, hi, S,
+                     sks, skd, svs, svd, qk_scale,
+                     MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Fold keys ``[lo, hi)`` into ``(acc, l_i, m_i)``; masks only when ``MASKED``."""
+    offs_n = tl.arange(0, BLOCK_N)  # [BN]
+    for start in range(lo, hi, BLOCK_N):
+        cols = start + offs_n  # [BN]
+        if MASKED:
+            kv_mask = (cols[:, None] < S) & mask_d[None, :]
+        else:
+            kv_mask = mask_d[None, :]
+        b_k = tl.load(k_base + cols[:, None].to(tl.int64) * sks + offs_d[None, :] * skd, mask=kv_mask, other=0.0)
+        b_v = tl.load(v_base + cols[:, None].to(tl.int64) * svs + offs_d[None, :] * svd, mask=kv_mask, other=0.0)
+        s = tl.dot(b_q, tl.trans(b_k)) * qk_scale  # [BM, BN], log2 units
+        if MASKED:
+            keep = cols[None, :] < S
+            if CAUSAL:
+                keep = keep & (cols[None, :] <= offs_m[:, None])
+            s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])  # [BM, BN]
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(b_v.dtype), b_v)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, HQ, GROUP, S, D, qk_scale,
+                      sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd, sob, soh, sos, sod,
+                      CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_D: tl.constexpr):
+    pid_m = tl.program_id(0)
+    if CAUSAL:
+        pid_m = tl.num_programs(0) - 1 - pid_m  # longest rows first
+    bh = tl.program_id(1)
+    b, h = (bh // HQ).to(tl.int64), (bh % HQ).to(tl.int64)
+    hk = h // GROUP
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
+    offs_d = tl.arange(0, BLOCK_D)  # [BD]
+    mask_d = offs_d < D
+    p_q = q_ptr + b * sqb + h * sqh + offs_m[:, None].to(tl.int64) * sqs + offs_d[None, :] * sqd
+    b_q = tl.load(p_q, mask=(offs_m[:, None] < S) & mask_d[None, :], other=0.0)  # [BM, BD]
+
+    m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
+    k_base = k_ptr + b * skb + hk * skh
+    v_base = v_ptr + b * svb + hk * svh
+    if CAUSAL:
+        split = pid_m * BLOCK_M  # keys below the block's first query are visible to all its rows
+        hi = tl.minimum((pid_m + 1) * BLOCK_M, S)
+    else:
+        split = (S // BLOCK_N) * BLOCK_N
+        hi = S
+    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, 0, split, S,
+                                     sks, skd, svs, svd, qk_scale, False, CAUSAL, BLOCK_N)
+    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, split, hi, S,
+                                     sks, skd, svs, svd, qk_scale, True, CAUSAL, BLOCK_N)
+    out = acc / l_i[:, None]
+    p_o = o_ptr + b * sob + h * soh + offs_m[:, None].to(tl.int64) * sos + offs_d[None, :] * sod
+    tl.store(p_o, out.to(o_ptr.dtype.element_ty), mask=(offs_m[:, None] < S) & mask_d[None, :])
+
+
+@triton.jit
+def _flash_decode_split_kernel(q_ptr, k_ptr, v_ptr, part_o, part_ml, HKV, GROUP, L, D, SPLIT_LEN, NSPLIT,
+                               qk_scale, sqb, sqh, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
+                               BLOCK_G: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    pid_s, bhk = tl.program_id(0), tl.program_id(1)
+    b, hk = (bhk // HKV).to(tl.int64), (bhk % HKV).to(tl.int64)
+    offs_g = tl.arange(0, BLOCK_G)  # [BG] query heads hk * GROUP + g of this KV head
+    offs_n = tl.arange(0, BLOCK_N)  # [BN]
+    offs_d = tl.arange(0, BLOCK_D)  # [BD]
+    mask_g, mask_d = offs_g < GROUP, offs_d < D
+    heads = hk * GROUP + offs_g  # [BG]
+    b_q = tl.load(q_ptr + b * sqb + heads[:, None] * sqh + offs_d[None, :] * sqd,
+                  mask=mask_g[:, None] & mask_d[None, :], other=0.0)  # [BG, BD]
+    m_i = tl.full((BLOCK_G,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_G,), tl.float32)
+    acc = tl.zeros((BLOCK_G, BLOCK_D), tl.float32)
+    k_base = k_ptr + b * skb + hk * skh
+    v_base = v_ptr + b * svb + hk * svh
+    lo = pid_s * SPLIT_LEN
+    hi = tl.minimum(lo + SPLIT_LEN, L)
+    for start in range(lo, hi, BLOCK_N):
+        cols = start + offs_n  # [BN]
+        kv_mask = (cols[:, None] < hi) & mask_d[None, :]
+        b_k = tl.load(k_base + cols[:, None].to(tl.int64) * sks + offs_d[None, :] * skd, mask=kv_mask, other=0.0)
+        b_v = tl.load(v_base + cols[:, None].to(tl.int64) * svs + offs_d[None, :] * svd, mask=kv_mask, other=0.0)
+        s = tl.dot(b_q, tl.trans(b_k)) * qk_scale  # [BG, BN], log2 units
+        s = tl.where(cols[None, :] < hi, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])  # [BG, BN]
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(b_v.dtype), b_v)
+        m_i = m_new
+    row = (b * HKV * GROUP + heads) * NSPLIT + pid_s  # [BG] partial index of (b, head, split)
+    tl.store(part_o + row[:, None] * BLOCK_D + offs_d[None, :], acc, mask=mask_g[:, None])
+    tl.store(part_ml + row * 2, m_i, mask=mask_g)
+    tl.store(part_ml + row * 2 + 1, l_i, mask=mask_g)
+
+
+@triton.jit
+def _flash_decode_combine_kernel(part_o, part_ml, o_ptr, HQ, D, NSPLIT, sob, soh, sod,
+                                 BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr):
+    bh = tl.program_id(0)
+    b, h = (bh // HQ).to(tl.int64), (bh % HQ).to(tl.int64)
+    offs_s = tl.arange(0, BLOCK_S)  # [BS]
+    offs_d = tl.arange(0, BLOCK_D)  # [BD]
+    mask_s = offs_s < NSPLIT
+    row = bh.to(tl.int64) * NSPLIT + offs_s  # [BS]
+    m = tl.load(part_ml + row * 2, mask=mask_s, other=float("-inf"))  # [BS]
+    denom = tl.load(part_ml + row * 2 + 1, mask=mask_s, other=0.0)  # [BS]
+    acc = tl.load(part_o + row[:, None] * BLOCK_D + offs_d[None, :], mask=mask_s[:, None], other=0.0)  # [BS, BD]
+    w = tl.exp2(m - tl.max(m, axis=0))  # [BS]; padded splits weigh exp2(-inf) = 0
+    out = tl.sum(acc * w[:, None], axis=0) / tl.sum(denom * w, axis=0)  # [BD]
+    tl.store(o_ptr + b * sob + h * soh + offs_d * sod, out.to(o_ptr.dtype.element_ty), mask=offs_d < D)
+
+
+def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]:
+    if q.dim() != 4 or k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+        raise ValueError(f"need q [B, Hq, Sq, D], k and v [B, Hkv, Sk, D]; got "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if q.shape[1] % k.shape[1] or q.shape[3] > 256:
+        raise ValueError(f"need Hq a multiple of Hkv and D <= 256; got {tuple(q.shape)}, {tuple(k.shape)}")
+    return q.shape[1] // k.shape[1], max(16, triton.next_power_of_2(q.shape[3]))
+
+
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    """``softmax(q k^T / sqrt(D) [+ causal mask]) v`` with grouped-query heads.
+
+    Args:
+        q: ``[B, Hq, S, D]`` bf16/fp16; k, v: ``[B, Hkv, S, D]`` (``Hq % Hkv == 0``), same dtype.
+        causal: mask key ``j > i`` for query ``i`` (same S for queries and keys).
+
+    Returns:
+        contiguous ``[B, Hq, S, D]`` in q's dtype.
+    """
+    group, block_d = _check(q, k, v)
+    b, hq, s, d = q.shape
+    if k.shape[2] != s:
+        raise ValueError(f"flash_attention needs as many keys as queries; got {s} and {k.shape[2]}")
+    o = torch.empty((b, hq, s, d), dtype=q.dtype, device=q.device)
+    grid = (triton.cdiv(s, BLOCK_M), b * hq)
+    _flash_fwd_kernel[grid](
+        q, k, v, o, hq, group, s, d, LOG2E / math.sqrt(d),
+        *q.stride(), *k.stride(), *v.stride(), *o.stride(),
+        CAUSAL=causal, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=block_d,
+        num_warps=NUM_WARPS, num_stages=NUM_STAGES,
+    )
+    return o
+
+
+def decode_splits(batch_kv_heads: int, length: int) -> tuple[int, int]:
+    """``(num_splits, split_len)``: about ``DECODE_TARGET_PROGRAMS`` programs in all, each split a
+    multiple of ``DECODE_BLOCK_N`` keys, and no empty split."""
+    blocks = triton.cdiv(length, DECODE_BLOCK_N)
+    want = min(blocks, max(1, triton.cdiv(DECODE_TARGET_PROGRAMS, batch_kv_heads)))
+    split_len = triton.cdiv(blocks, want) * DECODE_BLOCK_N
+    return triton.cdiv(length, split_len), split_len
+
+
+def flash_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """One query token per head attending to every cached key (no mask).
+
+    Args:
+        q: ``[B, Hq, 1, D]`` bf16/fp16; k, v: ``[B, Hkv, L, D]`` (``Hq % Hkv == 0``), same dtype.
+
+    Returns:
+        contiguous ``[B, Hq, 1, D]`` in q's dtype.
+    """
+    group, block_d = _check(q, k, v)
+    b, hq, sq, d = q.shape
+    if sq != 1:
+        raise ValueError(f"flash_decode takes one query token; got {sq}")
+    hkv, length = k.shape[1], k.shape[2]
+    nsplit, split_len = decode_splits(b * hkv, length)
+    part_o = torch.empty((b * hq * nsplit, block_d), dtype=torch.float32, device=q.device)
+    part_ml = torch.empty((b * hq * nsplit, 2), dtype=torch.float32, device=q.device)
+    o = torch.empty((b, hq, 1, d), dtype=q.dtype, device=q.device)
+    _flash_decode_split_kernel[(nsplit, b * hkv)](
+        q, k, v, part_o, part_ml, hkv, group, length, d, split_len, nsplit, LOG2E / math.sqrt(d),
+        q.stride(0), q.stride(1), q.stride(3), *k.stride(), *v.stride(),
+        BLOCK_G=max(16, triton.next_power_of_2(group)), BLOCK_N=DECODE_BLOCK_N, BLOCK_D=block_d,
+        num_warps=DECODE_WARPS, num_stages=DECODE_STAGES,
+    )
+    _flash_decode_combine_kernel[(b * hq,)](
+        part_o, part_ml, o, hq, d, nsplit, o.stride(0), o.stride(1), o.stride(3),
+        BLOCK_S=max(2, triton.next_power_of_2(nsplit)), BLOCK_D=block_d, num_warps=4,
+    )
+    return o
