@@ -90,7 +90,8 @@ def bench_task(evaluator: Evaluator, spec: TaskSpec, device: str, copy: dict | N
     """Judge ``spec``'s expert solution once (no verdict cache) and derive the report row."""
     v = evaluator.evaluate(spec.id, solution_source(spec), device, use_cache=False)
     row = {"stage": v.stage.value, "timed": v.timed, "error": v.error,
-           "violations": [f"{x.code}: {x.message}" for x in v.violations], "reward": v.reward}
+           "violations": [f"{x.code}: {x.message}" for x in v.violations], "reward": v.reward,
+           "failed_trials": [t for t in v.trials if not t.get("ok")], "profile": v.profile}
     if device == "cpu":
         row["timing"] = NEEDS_GPU
     if v.timed:

@@ -21,6 +21,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from hawkeye_env.judge.static_checks import parse_source
+
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>.*?)[ \t]*$")
 _SEARCH = re.compile(r"^([ \t]*)<{5,9} ?SEARCH[ \t]*$")
 _DIVIDER = re.compile(r"^[ \t]*={5,9}[ \t]*$")
@@ -101,7 +103,7 @@ def extract_source(reply: str) -> str:
     if fenced:
         raise EditError("every fenced code block in the reply is empty")
     try:
-        tree = ast.parse(reply)
+        tree = parse_source(reply)
     except SyntaxError as exc:
         where = f"line {exc.lineno}: {exc.msg}" if exc.lineno else exc.msg
         text = f" ({_show(exc.text.strip())})" if exc.text and exc.text.strip() else ""

@@ -252,7 +252,7 @@ class Evaluator:
             v.stage, v.error = Stage.NO_SOURCE, "the source defines no class ModelNew"
             return False
         try:
-            tree = ast.parse(source)
+            tree = static_checks.parse_source(source)
         except SyntaxError as exc:
             v.stage = Stage.COMPILE_ERROR
             v.error = f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})"

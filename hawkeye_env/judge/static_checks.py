@@ -19,6 +19,7 @@ pointers (#7, fresh inputs), impossible timings (#15, roofline floor).
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
 
 ALLOWED_IMPORTS: frozenset[str] = frozenset(
@@ -172,9 +173,24 @@ class _Checker(ast.NodeVisitor):
         self._add("global_state", node, f"nonlocal {', '.join(node.names)}: state across calls")
 
 
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_source(source: str) -> ast.Module:
+    """``ast.parse`` under a process-wide lock. CPython 3.11's parser is not safe to run in two
+    threads at once (``SystemError: AST constructor recursion depth mismatch`` was seen when batch
+    judging parsed candidates in parallel threads). A source nested too deeply for the parser
+    raises ``SyntaxError`` like any other unparsable text."""
+    with _PARSE_LOCK:
+        try:
+            return ast.parse(source)
+        except (RecursionError, MemoryError) as exc:
+            raise SyntaxError(f"the source nests too deeply to parse ({type(exc).__name__})") from None
+
+
 def check_source(source: str) -> list[Finding]:
     """All static findings for ``source``; raises ``SyntaxError`` if it does not parse."""
-    tree = ast.parse(source)
+    tree = parse_source(source)
     checker = _Checker()
     checker.visit(tree)
     return sorted(set(checker.findings), key=lambda f: (f.line, f.code, f.message))

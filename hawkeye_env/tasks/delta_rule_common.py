@@ -37,9 +37,10 @@ L2_EPS = 1e-6  # FLA's l2norm: x / sqrt(sum(x^2) + eps)
 # variants), past the default BF16 rule's 1.6% element bound. rel_l2 = 1.2e-2 keeps 2x headroom
 # and still rejects fp8 operands or outputs (~3.6e-2 rel L2).
 DELTA_RULE_BF16 = Tolerance(
-    rtol=5e-2, atol=5e-2, rel_l2=1.2e-2,
+    rtol=0.1, atol=0.1, rel_l2=1.2e-2,
     source="chunked delta rule with bf16 MMA operands: rel L2 <= 5.8e-3, element <= 2.9% of RMS "
-           "(units.chunked_scan.delta_rule, CPU shapes); fp8 (~3.6e-2) must fail",
+           "(units.chunked_scan.delta_rule, CPU shapes); element bound as LINEAR_ATTENTION_BF16 (FLA "
+           "reaches 5.2x the bf16 default on heavy-tailed inputs, H200 2026-11-30); fp8 (~3.6e-2) must fail",
 )
 DELTA_RULE_TOLERANCES = {**DEFAULT_TOLERANCES, "bfloat16": DELTA_RULE_BF16}
 FLA_MISSING = "flash-linear-attention is not installed: pip install 'hawkeye-env[fla]'"

@@ -47,3 +47,27 @@ def test_findings_carry_line_numbers():
 
 def test_triton_load_is_not_torch_load():
     assert check_source("import triton.language as tl\ndef k(p):\n    return tl.load(p)\n") == []
+
+
+def test_parse_source_is_safe_in_threads_and_on_deep_nesting():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hawkeye_env.judge.static_checks import parse_source
+
+    source = "class ModelNew:\n" + "".join(f"    def f{i}(self, x):\n        return [x, (x, {{x: x}})]\n"
+                                           for i in range(200))
+    with ThreadPoolExecutor(8) as pool:
+        trees = list(pool.map(parse_source, [source] * 64))
+    assert all(len(t.body[0].body) == 200 for t in trees)
+    with pytest.raises(SyntaxError):
+        parse_source("x = " + "-" * 200_000 + "1")
+
+
+def test_deeply_nested_candidate_is_a_compile_error_not_a_crash():
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+
+    source = "class ModelNew:\n    pass\nx = " + "-" * 200_000 + "1\n"
+    v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate("vector_add_fp32", source, "cpu")
+    assert v.stage.value == "compile_error" and "nests too deeply" in v.error
+    assert v.reward < 0

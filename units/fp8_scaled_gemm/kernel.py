@@ -25,10 +25,11 @@ import torch
 import triton
 import triton.language as tl
 
-# 128x256x128 tiles, 3 stages, 8 warps (3 x 48 KiB of shared memory): one of the fp8 configurations
-# of Triton's matmul tutorial for Hopper, not yet tuned on our H200. BLOCK_K must divide 128.
-BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 256, 128, 8
-NUM_STAGES, NUM_WARPS = 3, 8
+# 128x128x128 tiles, 4 stages, 8 warps (4 x 32 KiB of shared memory). H200 sweep at 8192^3, per-tensor
+# scales (2026-11-30): 1.249 ms (881 TFLOP/s) against 1.429 ms for 128x256x128 in 3 stages, 1.321 ms
+# for 128x128x128 in 3 stages with 4 warps, and 1.651 ms for 128x256x64. BLOCK_K must divide 128.
+BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 128, 8
+NUM_STAGES, NUM_WARPS = 4, 8
 SCALE_BLOCK = 128
 
 PER_TENSOR, PER_ROW, BLOCKWISE = 0, 1, 2
@@ -69,7 +70,12 @@ def _fp8_gemm_kernel(
             b_sb = tl.load(sb_ptr + kb * stride_sb0 + (offs_n // SCALE_BLOCK) * stride_sb1)  # [BN]
             acc += tl.dot(b_a, b_b) * (b_sa[:, None] * b_sb[None, :])
         else:
-            acc = tl.dot(b_a, b_b, acc)
+            # Hopper's fp8 wgmma accumulates in reduced precision; Triton on sm_90 lets it run over
+            # the whole K loop unless told otherwise. At 8192^3 with all-positive (uniform) inputs
+            # that gave 3.0e-2 relative L2 error on the H200 (2026-11-30), past the bf16 bound.
+            # Promoting into the float32 accumulator after every BLOCK_K products keeps it exact
+            # to fp32 rounding, as cuBLAS does unless asked for fast accumulation.
+            acc = tl.dot(b_a, b_b, acc, max_num_imprecise_acc=BLOCK_K)
         p_a += BLOCK_K * stride_ak
         p_b += BLOCK_K * stride_bk
 

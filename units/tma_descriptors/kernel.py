@@ -68,6 +68,17 @@ def check_tma_operand(name: str, t: torch.Tensor) -> None:
         )
 
 
+def tma_ready(*tensors: torch.Tensor) -> bool:
+    """True when every tensor meets TMA's layout rules (see ``check_tma_operand``), so a caller can
+    take a TMA kernel for such operands and a pointer-based kernel for any others."""
+    try:
+        for t in tensors:
+            check_tma_operand("operand", t)
+    except ValueError:
+        return False
+    return True
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``, fp32 accumulation, TMA tile loads and stores."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:

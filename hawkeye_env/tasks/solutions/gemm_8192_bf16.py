@@ -1,8 +1,11 @@
-"""Expert solution for ``gemm_8192_bf16``: the ``grouped_tile_order`` unit's GEMM at Hopper tiles.
+"""Expert solution for ``gemm_8192_bf16``: the ``warp_specialization`` unit's TMA GEMM when the
+operands can back TMA descriptors, else the ``grouped_tile_order`` unit's GEMM.
 
-``units.grouped_tile_order.kernel.matmul`` is a tiled ``tl.dot`` GEMM (float32 accumulator,
-software-pipelined K loop) whose programs walk output tiles in groups of ``GROUP_M`` tile-rows,
-so the CTAs resident at one time share A and B strips in L2. ``tile_config`` sets the tiles.
+``units.warp_specialization.kernel.matmul`` loads A and B tiles with TMA into a shared-memory ring
+filled by a producer warp group while consumer warp groups run wgmma (128x256x64 tiles, 3 stages,
+grouped tile order). On the H200 at 8192^3 (2026-11-30) it ran 1.683 ms against 1.737 ms for the
+plain TMA kernel and 2.069 ms for the pointer-based grouped GEMM; cuBLAS ran 1.524 ms. TMA needs a
+contiguous last dimension and 16-byte aligned rows, so other layouts take the grouped GEMM.
 """
 
 from __future__ import annotations
@@ -10,16 +13,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from units.grouped_tile_order.kernel import matmul
-
-
-def tile_config(m: int, n: int, k: int) -> dict:
-    """Tiles for the timed M = N = K = 8192 shape, used at every shape so the CPU checks run the
-    timed configuration: 128x256x64, 3 stages, 8 warps, GROUP_M = 8, one of the Hopper
-    configurations of Triton's matmul tutorial (autotuned over 4 of them it measured 0.96x cuBLAS
-    at 8192^3 on the H200, anchors/h200-2026-11-29.json) and the ``gemm_bf16`` solution's (0.85-0.91x
-    cuBLAS at 4096^3 under the judge, BENCHMARKS.md); 2048 tiles are 15.5 waves on 132 SMs."""
-    return {"block_m": 128, "block_n": 256, "block_k": 64, "group_m": 8, "num_stages": 3, "num_warps": 8}
+from units.grouped_tile_order.kernel import matmul as grouped_matmul
+from units.tma_descriptors.kernel import tma_ready
+from units.warp_specialization.kernel import matmul as ws_matmul
 
 
 class ModelNew(nn.Module):
@@ -27,4 +23,6 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return matmul(a, b, **tile_config(a.shape[0], b.shape[1], a.shape[1]))
+        if tma_ready(a, b) and b.shape[1] % 8 == 0:
+            return ws_matmul(a, b)
+        return grouped_matmul(a, b, block_m=128, block_n=256, block_k=64, group_m=8, num_stages=3, num_warps=8)

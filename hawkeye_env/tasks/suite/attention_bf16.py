@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.attention_common import explicit_attention, reference_dtype, sdpa
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec
 
 
 class Model(nn.Module):
@@ -58,6 +58,7 @@ SPEC = TaskSpec(
     flops=lambda B, H, S, D, **_: 4.0 * B * H * S * S * D,
     bytes_moved=lambda B, H, S, D, **_: 2.0 * 4 * B * H * S * D,
     tags=("online_softmax", "attention"),
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": ATTENTION_BF16},
     solution="hawkeye_env.tasks.solutions.attention_bf16",
     vendor_baselines={
         "sdpa_cudnn": "hawkeye_env.tasks.suite.attention_bf16:sdpa_cudnn",

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.attention_common import explicit_attention, reference_dtype, sdpa
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec
 
 
 class Model(nn.Module):
@@ -64,6 +64,7 @@ SPEC = TaskSpec(
     # The cache dominates: K and V once, plus q and the output.
     bytes_moved=lambda B, Hq, Hkv, L, D, **_: 2.0 * (2 * B * Hkv * L * D + 2 * B * Hq * D),
     tags=("online_softmax", "attention", "split_k"),
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": ATTENTION_BF16},
     solution="hawkeye_env.tasks.solutions.attention_decode_bf16",
     vendor_baselines={
         "sdpa_cudnn": "hawkeye_env.tasks.suite.attention_decode_bf16:sdpa_cudnn",

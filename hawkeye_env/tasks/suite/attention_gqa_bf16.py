@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.attention_common import explicit_attention, reference_dtype, sdpa
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec
 
 
 class Model(nn.Module):
@@ -63,6 +63,7 @@ SPEC = TaskSpec(
     flops=lambda B, Hq, S, D, **_: 2.0 * B * Hq * S * S * D,
     bytes_moved=lambda B, Hq, Hkv, S, D, **_: 2.0 * 2 * B * S * D * (Hq + Hkv),
     tags=("online_softmax", "attention"),
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": ATTENTION_BF16},
     solution="hawkeye_env.tasks.solutions.attention_gqa_bf16",
     vendor_baselines={
         "sdpa_cudnn": "hawkeye_env.tasks.suite.attention_gqa_bf16:sdpa_cudnn",

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, LINEAR_ATTENTION_BF16, BaselineUnavailable, TaskSpec
 
 GATE_BIAS = 1.0
 GATE_NORMALIZER = 16.0
@@ -115,6 +115,7 @@ SPEC = TaskSpec(
     flops=chunked_flops,
     bytes_moved=lambda B, H, T, D, **_: (2.0 * 4 + 4.0) * B * H * T * D,
     tags=("chunked_scan", "linear_attention"),
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": LINEAR_ATTENTION_BF16},
     solution="hawkeye_env.tasks.solutions.gla_fwd_bf16",
     vendor_baselines={"fla": "hawkeye_env.tasks.suite.gla_fwd_bf16:fla"},
     targets={"fla": 1.0, "compile": 18.9},

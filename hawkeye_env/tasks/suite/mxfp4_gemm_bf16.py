@@ -42,7 +42,7 @@ class Model(nn.Module):
         return (a.to(compute) @ decode_mxfp4(b_packed, b_scales, compute)).to(a.dtype)
 
 
-def get_inputs(M: int = 256, N: int = 8192, K: int = 8192):
+def get_inputs(M: int = 32, N: int = 8192, K: int = 8192):
     return [
         torch.randn(M, K, dtype=torch.bfloat16),
         torch.randint(0, 256, (K // 2, N), dtype=torch.uint8),
@@ -50,7 +50,7 @@ def get_inputs(M: int = 256, N: int = 8192, K: int = 8192):
     ]
 
 
-def get_init_inputs(M: int = 256, N: int = 8192, K: int = 8192):
+def get_init_inputs(M: int = 32, N: int = 8192, K: int = 8192):
     return []
 
 
@@ -79,7 +79,7 @@ SPEC = TaskSpec(
     module="hawkeye_env.tasks.suite.mxfp4_gemm_bf16",
     dtypes=("bfloat16", "uint8"),
     cpu_shapes=({"M": 67, "N": 45, "K": 96}, {"M": 33, "N": 130, "K": 320}),
-    gpu_shapes=({"M": 256, "N": 8192, "K": 8192}, {"M": 8192, "N": 8192, "K": 8192}),
+    gpu_shapes=({"M": 32, "N": 8192, "K": 8192}, {"M": 256, "N": 8192, "K": 8192}),
     flops=lambda M, N, K, **_: 2.0 * M * N * K,
     bytes_moved=lambda M, N, K, **_: 2.0 * M * K + K * N / 2 + K * N / SCALE_GROUP + 2.0 * M * N,
     tags=("block_scaled_gemm",),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, LINEAR_ATTENTION_BF16, TaskSpec
 from hawkeye_env.tasks.suite import simple_gla_fwd_bf16 as short
 
 Model = short.Model
@@ -47,6 +47,7 @@ SPEC = TaskSpec(
     flops=short.chunked_flops,
     bytes_moved=short.SPEC.bytes_moved,
     tags=("chunked_scan", "linear_attention"),
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": LINEAR_ATTENTION_BF16},
     solution="hawkeye_env.tasks.solutions.simple_gla_fwd_bf16",
     vendor_baselines={"fla": "hawkeye_env.tasks.suite.simple_gla_long_bf16:fla"},
     targets={"fla": 1.0, "compile": 18.9},
