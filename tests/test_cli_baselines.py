@@ -88,7 +88,7 @@ def test_usage_errors_exit_2(args):
     assert runner.invoke(app, ["baselines", *args]).exit_code == 2
 
 
-def test_baseline_worker_reports_and_caches_unavailable_vendors(tmp_path):
+def test_baseline_worker_reports_and_caches_unavailable_vendors(tmp_path, isolated_task_registry):
     folder = tmp_path / "tasks"
     folder.mkdir()
     (folder / TASK_FOLDER_MARKER).write_text("")

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import torch
 
-from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, BaselineUnavailable, Tolerance
+from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, Tolerance
 
 CHUNK = 64
 L2_EPS = 1e-6  # FLA's l2norm: x / sqrt(sum(x^2) + eps)
@@ -43,7 +44,6 @@ DELTA_RULE_BF16 = Tolerance(
            "reaches 5.2x the bf16 default on heavy-tailed inputs, H200 2026-11-30); fp8 (~3.6e-2) must fail",
 )
 DELTA_RULE_TOLERANCES = {**DEFAULT_TOLERANCES, "bfloat16": DELTA_RULE_BF16}
-FLA_MISSING = "flash-linear-attention is not installed: pip install 'hawkeye-env[fla]'"
 
 
 def l2norm(x: torch.Tensor) -> torch.Tensor:
@@ -86,23 +86,15 @@ def chunked_delta_rule(q, k, v, beta, g=None) -> torch.Tensor:
 
 def fla_delta_rule(q, k, v, beta, g=None) -> torch.Tensor:
     """FLA's ``chunk_delta_rule`` (``g is None``) or ``chunk_gated_delta_rule`` with in-kernel q/k
-    L2 norm and ``scale=1``; ``beta`` and ``g`` already transformed. Heads are independent, so
-    ``[B, H, T, D]`` is passed without a copy as FLA's ``[B', T, H', D]`` with ``B' = B * H``, one head."""
-    try:
-        if g is None:
-            from fla.ops.delta_rule import chunk_delta_rule as fla_fn
-        else:
-            from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_fn
-    except ImportError:
-        raise BaselineUnavailable(FLA_MISSING) from None
-    if q.device.type != "cuda":
-        raise BaselineUnavailable(f"FLA's Triton kernels need a CUDA device, got {q.device.type}")
-    b, h, t_len, d = q.shape
-    flat = lambda x: x.reshape(b * h, t_len, 1, x.shape[-1])  # noqa: E731
-    extra = {} if g is None else {"g": g.float().reshape(b * h, t_len, 1)}
-    o, _ = fla_fn(flat(q), flat(k), flat(v), beta=beta.float().reshape(b * h, t_len, 1), **extra, scale=1.0,
-                  output_final_state=False, use_qk_l2norm_in_kernel=True)
-    return o.reshape(b, h, t_len, v.shape[-1])
+    L2 norm and ``scale=1``; ``beta`` and ``g`` already transformed."""
+    if g is None:
+        fla_fn, extra = fla_kernel("delta_rule", "chunk_delta_rule", q.device), {}
+    else:
+        fla_fn = fla_kernel("gated_delta_rule", "chunk_gated_delta_rule", q.device)
+        extra = {"g": heads_as_batch(g.float())}
+    o, _ = fla_fn(heads_as_batch(q), heads_as_batch(k), heads_as_batch(v), beta=heads_as_batch(beta.float()), **extra,
+                  scale=1.0, output_final_state=False, use_qk_l2norm_in_kernel=True)
+    return from_heads_as_batch(o, q.shape[0], q.shape[1])
 
 
 def delta_rule_flops(B: int, H: int, T: int, D: int, **_) -> float:

@@ -23,9 +23,9 @@ def test_reward_func_returns_the_evaluators_rewards_and_breakdown(monkeypatch):
     judged = []
     original = evaluator.evaluate
 
-    def spy(task, source, device, use_cache=True):
+    def spy(task, source, device, use_cache=True, **kwargs):
         judged.append((task, source))
-        return original(task, source, device, use_cache)
+        return original(task, source, device, use_cache, **kwargs)
 
     monkeypatch.setattr(evaluator, "evaluate", spy)
     logged = {}

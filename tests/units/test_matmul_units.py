@@ -87,10 +87,13 @@ def test_tma_operands_must_be_aligned():
 
 
 def test_split_k_fills_the_gpu_at_the_skinny_shape():
-    from units.persistent_splitk.kernel import split_k_for
+    from units.persistent_splitk.kernel import CTAS_PER_SM, MIN_K_TILES_PER_SPLIT, split_k_for
 
-    assert split_k_for(64, 4096, 16384, 132) == 8
+    assert CTAS_PER_SM == 4
+    assert split_k_for(64, 4096, 16384, 132) == 16  # 32 tiles x 16 = 512 programs, 4 per SM
+    assert split_k_for(64, 1024, 65536, 132) == 64  # 8 tiles x 64 (66 asked, lowered so ranges are equal)
     assert split_k_for(8192, 8192, 8192, 132) == 1
+    assert split_k_for(64, 128, 512, 132) == 512 // 64 // MIN_K_TILES_PER_SPLIT  # each range keeps 4 K tiles
 
 
 def test_split_k_takes_a_decode_configuration_and_a_transposed_weight():

@@ -20,13 +20,15 @@ import torch
 import triton
 import triton.language as tl
 
-# Tiles by M. H200 sweep at M=256, N=K=8192 (2026-11-30): 256x64x128 in 3 stages with 8 warps
-# ran 0.246 ms (mxfp4) and 0.221 ms (nvfp4) against 0.280 and 0.344 ms for 128x128x128: one row
-# tile decodes every weight element once. Decode-sized M (<= SMALL_M) takes one 32-row tile and
-# 64 columns per program (128 programs over N=8192), so the weight stream is spread over the SMs.
+# Tiles by M, the fastest of H200 sweeps (2026-11-30). M=256, N=K=8192: 256x64x128 in 3 stages with
+# 8 warps ran 0.246 ms (mxfp4) and 0.221 ms (nvfp4) against 0.280 and 0.344 ms for 128x128x128. M=32
+# (decode-sized, <= SMALL_M): 64x64x128 in 3 stages with 4 warps ran 0.163 ms at M=32 (naive 0.178
+# ms).
+# Decoding two nibble planes into even and odd K rows and feeding two dots instead of interleaving them ran
+# slower on the H200 (14 against 20 TFLOP/s at M=32), so the planes are interleaved before one dot.
 SMALL_M = 64
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8}
-SMALL_M_TILES = {"block_m": 32, "block_n": 64, "block_k": 128, "group_m": 1, "num_stages": 4, "num_warps": 4}
+SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4}
 
 
 def tiles_for(m: int) -> dict:
@@ -68,26 +70,26 @@ def _mxfp4_gemm_kernel(
     SCALE_ROWS: tl.constexpr = BLOCK_K // SCALE_GROUP
     offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
     offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
-    offs_kp = tl.arange(0, HALF_K)  # [BK/2] packed rows: K rows 2i (low nibble) and 2i + 1 (high)
-    offs_ks = offs_kp // (SCALE_GROUP // 2)  # [BK/2] scale row of each packed row
-    # Even and odd K columns of ``a`` meet the low and high nibble planes in two dots, so the
-    # decoded planes never need interleaving (no join/permute/reshape through shared memory).
-    p_a = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (2 * offs_kp)[None, :] * stride_ak
+    offs_k = tl.arange(0, BLOCK_K)  # [BK]
+    offs_kp = tl.arange(0, HALF_K)  # [BK/2] packed rows
+    offs_ks = tl.arange(0, SCALE_ROWS)  # [BK/32] scale rows
+    p_a = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
     p_q = bq_ptr + offs_kp[:, None] * stride_bqk + offs_n[None, :] * stride_bqn
-    p_s = bs_ptr + offs_ks[:, None] * stride_bsk + offs_n[None, :] * stride_bsn  # repeated rows hit L1
+    p_s = bs_ptr + offs_ks[:, None] * stride_bsk + offs_n[None, :] * stride_bsn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(tl.cdiv(K, BLOCK_K)):
         k_left = K - k * BLOCK_K
-        b_a_even = tl.load(p_a, mask=(2 * offs_kp)[None, :] < k_left, other=0.0)  # [BM, BK/2] bf16
-        b_a_odd = tl.load(p_a + stride_ak, mask=(2 * offs_kp + 1)[None, :] < k_left, other=0.0)  # [BM, BK/2]
+        b_a = tl.load(p_a, mask=offs_k[None, :] < k_left, other=0.0)  # [BM, BK] bf16
         b_q = tl.load(p_q, mask=offs_kp[:, None] < k_left // 2, other=0)  # [BK/2, BN] uint8
-        b_s = tl.load(p_s, mask=offs_kp[:, None] < k_left // 2, other=0)  # [BK/2, BN] e8m0
-        b_scale = (b_s.to(tl.uint16) << 7).to(tl.bfloat16, bitcast=True)  # [BK/2, BN]: 2^(s - 127)
+        b_s = tl.load(p_s, mask=offs_ks[:, None] < k_left // SCALE_GROUP, other=0)  # [BK/32, BN]
+        b_scale = (b_s.to(tl.uint16) << 7).to(tl.bfloat16, bitcast=True)  # [BK/32, BN]
+        b_scale = tl.reshape(tl.broadcast_to(b_scale[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
+                             (HALF_K, BLOCK_N))  # [BK/2, BN]: packed row i uses scale row i // 16
         b_lo = e2m1_to_bf16(b_q & 0xF) * b_scale  # [BK/2, BN]: K rows 0, 2, 4, ...
         b_hi = e2m1_to_bf16(b_q >> 4) * b_scale  # [BK/2, BN]: K rows 1, 3, 5, ...
-        acc = tl.dot(b_a_even, b_lo, acc)
-        acc = tl.dot(b_a_odd, b_hi, acc)
+        b_b = tl.reshape(tl.permute(tl.join(b_lo, b_hi), (0, 2, 1)), (BLOCK_K, BLOCK_N))  # [BK, BN]
+        acc = tl.dot(b_a, b_b, acc)
         p_a += BLOCK_K * stride_ak
         p_q += HALF_K * stride_bqk
         p_s += SCALE_ROWS * stride_bsk

@@ -18,11 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, LINEAR_ATTENTION_BF16, BaselineUnavailable, TaskSpec
+from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, LINEAR_ATTENTION_BF16, TaskSpec
 
 GATE_BIAS = 4.0
 CHUNK = 64
-FLA_MISSING = "flash-linear-attention is not installed: pip install 'hawkeye-env[fla]'"
 
 
 def simple_gla_reference(q, k, v, g) -> torch.Tensor:
@@ -66,19 +66,12 @@ def get_init_inputs(B: int = 8, H: int = 16, T: int = 2048, D: int = 128):
 
 
 def fla(model, q, k, v, gate):
-    """FLA's ``chunk_simple_gla``. Heads are independent, so ``[B, H, T, D]`` is passed without a
-    copy as FLA's ``[B', T, H', D]`` layout with ``B' = B * H`` and one head."""
-    try:
-        from fla.ops.simple_gla import chunk_simple_gla
-    except ImportError:
-        raise BaselineUnavailable(FLA_MISSING) from None
-    if q.device.type != "cuda":
-        raise BaselineUnavailable(f"FLA's Triton kernels need a CUDA device, got {q.device.type}")
-    b, h, t_len, d = q.shape
-    flat = lambda x: x.reshape(b * h, t_len, 1, x.shape[-1])  # noqa: E731
-    g = F.logsigmoid(gate.float() + GATE_BIAS).reshape(b * h, t_len, 1)
-    o, _ = chunk_simple_gla(flat(q), flat(k), flat(v), g=g, scale=1.0, output_final_state=False)
-    return o.reshape(b, h, t_len, d)
+    """FLA's ``chunk_simple_gla`` on the same log-decay, with ``scale=1``."""
+    chunk_simple_gla = fla_kernel("simple_gla", "chunk_simple_gla", q.device)
+    g = F.logsigmoid(gate.float() + GATE_BIAS)
+    o, _ = chunk_simple_gla(heads_as_batch(q), heads_as_batch(k), heads_as_batch(v), g=heads_as_batch(g),
+                            scale=1.0, output_final_state=False)
+    return from_heads_as_batch(o, q.shape[0], q.shape[1])
 
 
 def chunked_flops(B: int, H: int, T: int, D: int, **_) -> float:
