@@ -3,6 +3,7 @@ fixture that keeps task folders a test registers from leaking into later tests."
 
 import os
 import sys
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -11,17 +12,26 @@ if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
 
-@pytest.fixture
-def isolated_task_registry():
-    """Task folders a test registers are forgotten afterwards (environment, sys.path, registry cache),
-    so later tests that list every task do not meet them."""
+@contextmanager
+def registry_restored():
+    """Task folders registered inside are forgotten afterwards (environment, sys.path, registry
+    cache), so later tests that list every task do not meet them."""
     from hawkeye_env.tasks import registry
 
     env, path = os.environ.get(registry.TASK_DIRS_ENV), list(sys.path)
-    yield
-    if env is None:
-        os.environ.pop(registry.TASK_DIRS_ENV, None)
-    else:
-        os.environ[registry.TASK_DIRS_ENV] = env
-    sys.path[:] = path
-    registry._specs.cache_clear()
+    try:
+        yield
+    finally:
+        if env is None:
+            os.environ.pop(registry.TASK_DIRS_ENV, None)
+        else:
+            os.environ[registry.TASK_DIRS_ENV] = env
+        sys.path[:] = path
+        registry._specs.cache_clear()
+
+
+@pytest.fixture
+def isolated_task_registry():
+    """``registry_restored`` around one test."""
+    with registry_restored():
+        yield

@@ -4,8 +4,6 @@ tasks with inferred metadata, bad files are reported with their reason, and the 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import textwrap
 
 import pytest
@@ -17,6 +15,7 @@ from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
 from hawkeye_env.tasks import registry
 from hawkeye_env.tasks.kernelbench import CPU_ELEMENT_BUDGET, import_kernelbench, task_id_for
+from tests.conftest import registry_restored
 
 FILES = {
     "19_ReLU.py": """
@@ -131,16 +130,10 @@ def _write_level(root, name: str):
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     """Imports a level1 folder; afterwards the registry forgets it (environment, sys.path, cache)."""
-    env, path = os.environ.get(registry.TASK_DIRS_ENV), list(sys.path)
-    level = _write_level(tmp_path_factory.mktemp("KernelBench"), "level1")
-    out = tmp_path_factory.mktemp("kb_tasks")
-    yield level, out, import_kernelbench(level, out)
-    if env is None:
-        os.environ.pop(registry.TASK_DIRS_ENV, None)
-    else:
-        os.environ[registry.TASK_DIRS_ENV] = env
-    sys.path[:] = path
-    registry._specs.cache_clear()
+    with registry_restored():
+        level = _write_level(tmp_path_factory.mktemp("KernelBench"), "level1")
+        out = tmp_path_factory.mktemp("kb_tasks")
+        yield level, out, import_kernelbench(level, out)
 
 
 def test_good_files_imported_bad_files_reported(imported):
