@@ -97,7 +97,11 @@ class KernelOptEnv(gymnasium.Env):
     ``context_budget_chars`` (12000), ``max_turns`` (4), ``target_speedup`` (1.0 or None),
     ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
 
-    Vector envs: ``SyncVectorEnv`` needs nothing special. Use ``AsyncVectorEnv(fns,
+    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v0", num_envs=N,
+    vectorization_mode="vector_entry_point", ...)`` gives ``hawkeye_env.vector.KernelOptVectorEnv``,
+    which judges a step's candidates of all N envs in one ``evaluate_many`` batch (duplicates once,
+    correctness checks in parallel, timed sections one per GPU). ``SyncVectorEnv`` needs nothing
+    special but judges one env after another. Use ``AsyncVectorEnv(fns,
     shared_memory=False, daemon=False)``: ``Text`` spaces have no shared-memory form, and each
     judged step starts worker processes, which a daemonic process may not. Any start method works
     (``fork``, ``forkserver``, ``spawn``); a forked env judges through ``spawn``-started workers.
@@ -164,6 +168,11 @@ class KernelOptEnv(gymnasium.Env):
         self._baselines: dict[str, float] = {}
         self._last: Verdict | None = None
 
+    @property
+    def task_id(self) -> str | None:
+        """The current episode's task id (None before the first ``reset``)."""
+        return self._task.id if self._task is not None else None
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         options = dict(options or {})
@@ -184,6 +193,17 @@ class KernelOptEnv(gymnasium.Env):
                                      "reward_version": REWARD_VERSION}
 
     def step(self, action: str):
+        candidate, verdict = self.prepare_step(action)
+        if verdict is None:
+            verdict = self.evaluator.evaluate(self._task.id, candidate, self.device)
+        return self.finish_step(candidate, verdict)
+
+    def prepare_step(self, action: str) -> tuple[str, Verdict | None]:
+        """First half of ``step``: advance the turn and turn ``action`` into candidate source.
+
+        Returns ``(source, None)`` when the source needs judging, or ``("", verdict)`` with the
+        ``no_source`` verdict of an action that yielded none. ``KernelOptVectorEnv`` judges the
+        sources of all its envs in one ``evaluate_many`` batch between the two halves."""
         if self._task is None:
             raise RuntimeError("call reset() before step()")
         if self._done:
@@ -194,11 +214,12 @@ class KernelOptEnv(gymnasium.Env):
             raise TypeError(f"an action is a str, not {type(action).__name__}")
         self._turn += 1
         try:
-            candidate = self._candidate(action)
+            return self._candidate(action), None
         except (EditError, ValueError, RecursionError) as exc:
-            candidate, verdict = "", self._unjudged(exc)
-        else:
-            verdict = self.evaluator.evaluate(self._task.id, candidate, self.device)
+            return "", self._unjudged(exc)
+
+    def finish_step(self, candidate: str, verdict: Verdict):
+        """Second half of ``step``: apply ``verdict`` of ``candidate``; the usual step tuple."""
         notes = []
         if verdict.compiled:
             self._source = candidate
