@@ -99,3 +99,17 @@ def test_cublas_bf16_times_only_a_bf16_gemm(spec, name):
     shape = spec.cpu_shapes[0]
     assert again.dtype == first.dtype == torch.bfloat16
     assert tuple(again.shape) == tuple(first.shape) == (shape["M"], shape["N"])
+
+
+def test_fla_helpers_pass_heads_as_a_batch_without_copies():
+    from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
+
+    x = torch.randn(2, 3, 5, 4)
+    flat = heads_as_batch(x)
+    assert flat.shape == (6, 5, 1, 4) and flat.data_ptr() == x.data_ptr()
+    assert torch.equal(flat[4, :, 0], x[1, 1])
+    assert torch.equal(from_heads_as_batch(flat, 2, 3), x)
+    assert heads_as_batch(torch.randn(2, 3, 5)).shape == (6, 5, 1)
+    with pytest.raises(BaselineUnavailable) as excinfo:
+        fla_kernel("simple_gla", "chunk_simple_gla", torch.device("cpu"))
+    assert str(excinfo.value)
