@@ -13,7 +13,6 @@ trusted repository code and run in this process.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 import sys
@@ -24,6 +23,7 @@ import torch
 from hawkeye_env.judge.baselines import resolve_vendor
 from hawkeye_env.judge.correctness import compare, dtype_name
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.worker import reference64
 from hawkeye_env.tasks.registry import get_task, task_module
 
 
@@ -48,8 +48,7 @@ def probe_case(task: str, shape: dict, dist: str, seed: int = 1) -> dict:
     ref, expert = ref.cuda(), expert.cuda()
     inputs = make_inputs(module, shape, dist, seed, "cuda")
     expected = [o.dtype for o in _as_list(ref(*inputs))]
-    args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-    refs = [o.float() for o in _as_list(copy.deepcopy(ref).double()(*args))]
+    refs = reference64(ref, inputs)
     row = {"task": task, "shape": shape, "dist": dist,
            "expert": _check(spec, _as_list(expert(*inputs)), refs, expected)}
     for name, target in spec.vendor_baselines.items():

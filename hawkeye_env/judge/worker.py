@@ -70,6 +70,16 @@ def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def reference64(ref, inputs: list, keep_float64: bool = False) -> list:
+    """``ref``'s outputs computed in float64 on float64 copies of the floating inputs, returned on
+    the host as float32 (as float64 when ``keep_float64``, for float64 tasks)."""
+    ref64 = copy.deepcopy(ref).double()
+    args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    outs = [o.detach() for o in _as_list(ref64(*args))]
+    del args
+    return [o.cpu() if o.dtype == torch.float64 and keep_float64 else o.float().cpu() for o in outs]
+
+
 class BuildError(Exception):
     """``ModelNew(*init)`` or its state-dict load failed: a compile error, not a runtime one."""
 
@@ -218,12 +228,7 @@ class _Run:
             self.spent("reference64_s", started)
 
     def _reference64(self, ref, inputs: list) -> list:
-        ref64 = copy.deepcopy(ref).double()
-        args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        outs = [o.detach() for o in _as_list(ref64(*args))]
-        del args
-        return [o.cpu() if o.dtype == torch.float64 and self.spec.dtypes == ("float64",) else o.float().cpu()
-                for o in outs]
+        return reference64(ref, inputs, keep_float64=self.spec.dtypes == ("float64",))
 
     def timing(self, plan: dict) -> dict:
         """Time the candidate (guarded), then every name in ``plan["baselines"]`` (judge and vendor

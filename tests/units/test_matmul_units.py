@@ -77,6 +77,11 @@ def test_unit_metadata(name):
         assert unit.bytes_moved(**shape) > 0
 
 
+def test_warp_specialization_is_the_smallest_margin():
+    margins = {name: get_unit(name).metric.min_margin for name in MATMUL_UNITS}
+    assert min(margins, key=margins.get) == "warp_specialization"
+
+
 def test_tma_operands_must_be_aligned():
     from units.tma_descriptors.kernel import matmul
 
