@@ -22,6 +22,7 @@ import os
 import platform
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -153,6 +154,25 @@ def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
     return trials
 
 
+@contextmanager
+def _comparing_on(lane: Lane | None, device: str):
+    """Where the parent compares a reply's outputs, holding what that needs: on CUDA the lane's
+    own GPU (GPU-shape comparisons are hundreds of MB of float64 work) under its shared lock, so
+    a comparison never runs during another candidate's timed section on that GPU; on CPU the
+    host, unlocked."""
+    if device != "cuda" or lane is None:
+        yield device
+        return
+    lock = lane.new_lock()
+    if lock is not None:
+        lock.acquire("shared")
+    try:
+        yield f"cuda:{lane.gpu}" if lane.gpu is not None else "cuda"
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 class Evaluator:
     """Judges candidates; one instance can serve many calls and shares one results store."""
 
@@ -221,13 +241,16 @@ class Evaluator:
             v.profile.update({f"worker.{k}": float(x) for k, x in reported.items() if isinstance(x, (int, float))})
         compare = time.monotonic()
         try:
-            self._read_reply(spec, job, outcome.reply, shape, device, cached_baselines, v)
+            with _comparing_on(lane, device) as compare_device:
+                v.profile["compare_lane_wait_s"] = time.monotonic() - compare
+                self._read_reply(spec, job, outcome.reply, shape, compare_device, cached_baselines, v)
         except Exception as exc:  # noqa: BLE001 - the reply comes from an untrusted process
             v.stage, v.correct, v.timed, v.speedup = Stage.RUNTIME_ERROR, False, False, {}
             v.error = f"malformed worker reply ({type(exc).__name__}: {exc})"
         v.profile["compare_s"] = time.monotonic() - compare
 
-    def _read_reply(self, spec, job, reply: dict, shape, device, cached_baselines, v: Verdict) -> None:
+    def _read_reply(self, spec, job, reply: dict, shape, compare_device: str, cached_baselines, v: Verdict) -> None:
+        """Decide the verdict from the worker's reply; outputs are compared on ``compare_device``."""
         v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
         if reply["stage"] != "ok":
             v.stage, v.error = Stage(reply["stage"]), str(reply.get("error", ""))
@@ -238,11 +261,11 @@ class Evaluator:
         if v.violations:
             v.stage = Stage.REJECTED
             return
-        if not self._check_trials(spec, job["trials"], reply["trials"], v):
+        if not self._check_trials(spec, job["trials"], reply["trials"], v, compare_device):
             return
         v.correct, v.stage = True, Stage.CORRECT
         if reply.get("timing"):
-            self._check_timing(spec, shape, device, reply["timing"], cached_baselines, v)
+            self._check_timing(spec, shape, compare_device, reply["timing"], cached_baselines, v)
 
     def _static(self, source: str, v: Verdict) -> bool:
         if not source.strip():
@@ -282,7 +305,7 @@ class Evaluator:
                 return c
         return None
 
-    def _check_trials(self, spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict) -> bool:
+    def _check_trials(self, spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict, device: str) -> bool:
         for t, row in zip(plan, rows):
             summary = {k: t[k] for k in ("shape", "distribution", "order")}
             outs, refs, dtypes = row["outputs"], row["reference"], row["expected_dtypes"]
@@ -291,7 +314,7 @@ class Evaluator:
                 v.stage = Stage.INCORRECT
                 return False
             checks = [
-                correctness.compare(o, r, getattr(torch, d), spec.tolerance(d), v.device)
+                correctness.compare(o, r, getattr(torch, d), spec.tolerance(d), device)
                 for o, r, d in zip(outs, refs, dtypes)
             ]
             bad = next((c for c in checks if not c["ok"]), None)
@@ -310,18 +333,18 @@ class Evaluator:
             if "rerun" in row:
                 repeats.append(("nondeterministic", "a second run on the same inputs failed", row["rerun"], refs))
             for code, what, outs2, refs2 in repeats:
-                bad = self._first_failure(spec, outs2, refs2, dtypes, v.device)
+                bad = self._first_failure(spec, outs2, refs2, dtypes, device)
                 if bad is not None:
                     v.violations.append(Violation(code, f"{what}: {bad['reason']}"))
                     v.stage = Stage.REJECTED
                     return False
         return True
 
-    def _check_timing(self, spec, shape, device, timing: dict, cached: dict, v: Verdict) -> None:
+    def _check_timing(self, spec, shape, compare_device: str, timing: dict, cached: dict, v: Verdict) -> None:
         cand = timing["candidate"]
         for i, kept in enumerate(cand.get("kept", [])):
             dtypes = [correctness.dtype_name(o.dtype) for o in kept["outputs"]]
-            bad = self._first_failure(spec, kept["outputs"], kept["reference"], dtypes, device)
+            bad = self._first_failure(spec, kept["outputs"], kept["reference"], dtypes, compare_device)
             if bad is not None:
                 v.violations.append(Violation(
                     "stale_timed_output", f"timed iteration {i}'s output does not match its inputs: {bad['reason']}",
@@ -332,7 +355,7 @@ class Evaluator:
                 if "unavailable" in t and name in baselines.JUDGE_BASELINES:
                     raise ValueError(f"judge baseline {name} reported unavailable")  # the worker raises instead
                 entries[name] = t
-                baselines.store_entry(self.store, spec.id, shape, device, v.versions, name, t)
+                baselines.store_entry(self.store, spec.id, shape, v.device, v.versions, name, t)
         measured = {n: float(t["median_ms"]) for n, t in entries.items() if "unavailable" not in t}
         v.baselines_unavailable = {
             n: baselines.short_reason(t["unavailable"]) for n, t in entries.items() if "unavailable" in t

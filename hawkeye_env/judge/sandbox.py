@@ -5,7 +5,11 @@ triton (a second or more saved per candidate), so no candidate's module-level ef
 another's. The parent enforces a hard wall-clock timeout and polls the worker's resident memory;
 a worker that hangs, exceeds memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a
 malformed reply is killed and reported as a failure with its reason, never skipped. Replies are
-decoded with ``torch.load(weights_only=True)``: tensors and plain containers only.
+decoded with ``torch.load(weights_only=True)``: tensors and plain containers only. The final reply
+(outputs and references at GPU shapes: 608 MiB for ``gemm_bf16``) is written to a file the parent
+names in the candidate's scratch folder, on ``/dev/shm`` when it has room, and read by the parent
+once the worker is dead; small messages and the fallback go through the pipe. On CUDA the worker
+is by default a standby that set itself up before the job existed (``standby.py``).
 
 On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
 shared before it first touches CUDA and exclusive before it times (a ``lane_request`` message,
@@ -22,7 +26,9 @@ import io
 import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -49,6 +55,11 @@ LANE_POLL_S = 0.005
 # of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
 LANE_WAIT_FACTOR = 4.0
+# Reply files go to shared memory when it has room for a few GPU-shape replies at once (a warm
+# gemm_bf16 reply is 608 MiB; BENCHMARKS.md), else to the temporary folder.
+SHM_DIR = "/dev/shm"
+SHM_MIN_FREE_BYTES = 4 << 30
+REPLY_FILE = "reply.pt"
 
 
 @dataclass
@@ -64,7 +75,7 @@ class Outcome:
     lane_wait_s: float = 0.0  # time spent waiting for the GPU lock (not counted against the timeout)
 
 
-_GO = json.dumps({"go": True}).encode("utf-8")
+GO = json.dumps({"go": True}).encode("utf-8")
 
 _FORKSERVER: mp.context.BaseContext | None = None
 _FORKSERVER_PID = 0
@@ -119,7 +130,7 @@ def _rss_bytes(pid: int) -> int:
     return 0
 
 
-def _describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None) -> str:
     if code is None:
         return "worker did not exit"
     if code < 0:
@@ -131,31 +142,60 @@ def _describe_exit(code: int | None) -> str:
     return f"worker exited with code {code} before replying"
 
 
+def scratch_dir() -> str | None:
+    """Where candidate folders (and their reply files) go: ``/dev/shm`` when it exists, is
+    writable and has ``SHM_MIN_FREE_BYTES`` free, else the system temporary folder (None)."""
+    try:
+        if os.access(SHM_DIR, os.W_OK) and shutil.disk_usage(SHM_DIR).free >= SHM_MIN_FREE_BYTES:
+            return SHM_DIR
+    except OSError:
+        pass
+    return None
+
+
 def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
     """Run ``job`` in a fresh worker process and return its decoded reply or failure.
 
     The worker writes the candidate into a private temporary folder that is removed here once the
-    worker is gone, whatever happened to it. ``lane`` (CUDA) picks the worker's GPU, its compile
-    cache folders and the lock its timed section takes; without one the worker uses the current
-    GPU and the process's default caches, unlocked.
+    worker is gone, whatever happened to it; its final reply comes back as a file in that folder.
+    ``lane`` (CUDA) picks the worker's GPU, its compile cache folders and the lock its timed
+    section takes; without one the worker uses the current GPU and the process's default caches,
+    unlocked. Where standby workers are on (``standby.py``; by default on CUDA) the job goes to a
+    worker that has already set up this lane, and a replacement is started for the next job.
     """
+    from hawkeye_env.judge import standby
     from hawkeye_env.judge.worker import serve
 
     if lane is not None:
         job = {**job, "lane": lane.job_fields()}
-    with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-") as workdir:
-        return _run(serve, {**job, "workdir": workdir}, timeout_s, memory_limit_bytes, lane)
+    with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-", dir=scratch_dir()) as workdir:
+        job = {**job, "workdir": workdir, "reply_path": os.path.join(workdir, REPLY_FILE)}
+        ready = None
+        if standby.enabled(job["device"]):
+            ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
+        started = ready.handoff() if ready is not None else None
+        return _run(serve, job, timeout_s, memory_limit_bytes, lane, started)
 
 
-def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
+def start_process(serve, device: str, memory_limit_bytes: int, *extra):
+    """Start ``serve(child_conn, device, memory_limit_bytes, *extra)`` in a worker process;
+    returns ``(parent_conn, process)``."""
     with _START_LOCK:
-        ctx = _context(job["device"])
+        ctx = _context(device)
         parent, child = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=serve, args=(child, job["device"], memory_limit_bytes), daemon=True)
-        start = time.monotonic()
+        proc = ctx.Process(target=serve, args=(child, device, memory_limit_bytes, *extra), daemon=True)
         with _main_hidden():
             proc.start()
     child.close()
+    return parent, proc
+
+
+def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
+         started: tuple | None = None) -> Outcome:
+    """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process)``; else a new
+    ``serve`` process) and watch it until its final reply, a failure or the timeout."""
+    parent, proc = started if started is not None else start_process(serve, job["device"], memory_limit_bytes)
+    start = time.monotonic()
     violations: list = []
     claim = LaneClaim(lane.new_lock() if lane is not None else None)
 
@@ -163,22 +203,33 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane
         return Outcome(None, kind, detail, time.monotonic() - start, violations, lane_wait_s=claim.total_wait_s())
 
     try:
-        parent.send_bytes(json.dumps(job).encode("utf-8"))
+        try:
+            parent.send_bytes(json.dumps(job).encode("utf-8"))
+        except OSError:  # e.g. a standby that died while it waited: a retryable crash
+            proc.join(KILL_GRACE_S)
+            return failed("crash", describe_exit(proc.exitcode))
         while True:
             if claim.grant():
-                parent.send_bytes(_GO)
+                parent.send_bytes(GO)
             if parent.poll(LANE_POLL_S if claim.pending else POLL_S):
                 received = time.monotonic()
                 try:
                     payload = parent.recv_bytes()
-                    message = _decode(payload)
+                    message = decode_message(payload)
                 except (EOFError, OSError):
                     proc.join(KILL_GRACE_S)
-                    return failed("crash", _describe_exit(proc.exitcode))
+                    return failed("crash", describe_exit(proc.exitcode))
                 except ValueError as exc:
                     return failed("bad_reply", str(exc))
                 if message.get("kind") == "final":
-                    transfer = {"reply_mb": len(payload) / 2**20, "receive_decode_s": time.monotonic() - received}
+                    size = len(payload)
+                    if message.get("reply_file") and job.get("reply_path"):
+                        kill(proc)  # nothing may write the file once it is being read
+                        try:
+                            message, size = _read_reply_file(job["reply_path"], memory_limit_bytes)
+                        except ValueError as exc:
+                            return failed("bad_reply", str(exc))
+                    transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
                     return Outcome(message, "", "", time.monotonic() - start, violations, transfer,
                                    claim.total_wait_s())
                 if message.get("kind") == "lane_request":
@@ -191,7 +242,7 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane
                 continue
             if not proc.is_alive():
                 proc.join(KILL_GRACE_S)
-                return failed("crash", _describe_exit(proc.exitcode))
+                return failed("crash", describe_exit(proc.exitcode))
             if claim.pending and claim.total_wait_s() > LANE_WAIT_FACTOR * timeout_s:
                 return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
             if time.monotonic() - start - claim.total_wait_s() > timeout_s:
@@ -200,11 +251,34 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane
                 return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory")
     finally:
         parent.close()
-        _kill(proc)
+        kill(proc)
         claim.close()
 
 
-def _decode(payload: bytes) -> dict:
+def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
+    """Decode the reply file the worker announced: a regular file (no link, FIFO or device, which
+    a candidate could have put there), at most ``limit_bytes`` (0: no limit), loaded with
+    ``torch.load(weights_only=True)``. Returns ``(message, size)``; ``ValueError`` otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"reply file unreadable: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("reply file is not a regular file")
+        if limit_bytes and st.st_size > limit_bytes:
+            raise ValueError(f"reply file of {st.st_size / 2**30:.1f} GiB exceeds the memory limit")
+        try:
+            message = torch.load(f, weights_only=True)
+        except Exception as exc:
+            raise ValueError(f"undecodable worker reply: {exc}") from exc
+    if not isinstance(message, dict) or message.get("kind") != "final":
+        raise ValueError("reply file does not hold a final reply")
+    return message, st.st_size
+
+
+def decode_message(payload: bytes) -> dict:
     """A worker message: ``torch.load(weights_only=True)`` of a dict, or ``ValueError``."""
     try:
         message = torch.load(io.BytesIO(payload), weights_only=True)
@@ -215,7 +289,7 @@ def _decode(payload: bytes) -> dict:
     return message
 
 
-def _kill(proc) -> None:
+def kill(proc) -> None:
     if proc.is_alive():
         proc.kill()
     proc.join(KILL_GRACE_S)

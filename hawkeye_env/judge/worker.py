@@ -332,33 +332,79 @@ def _lane_request(conn, mode: str) -> None:
         raise RuntimeError(f"lane {mode} refused: {answer}")
 
 
-def serve(conn, device: str, memory_limit_bytes: int) -> None:
+def _enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
+    """Set the process up for ``device`` and its lane: cache folders, interpreter or GPU pinning,
+    and on CUDA the shared lane lock before the first CUDA call. Returns ``(lane, wait_s)``:
+    the function that asks the parent for a lock mode, and the seconds spent waiting for it."""
+    os.environ.update({str(k): str(v) for k, v in (lane_info.get("env") or {}).items()})
+    _setup(device, memory_limit_bytes)
+    if device != "cuda":
+        return (lambda mode: None), 0.0
+    index = _pin_gpu(int(lane_info["gpu"])) if lane_info.get("gpu") is not None else None
+    lane = lambda mode: _lane_request(conn, mode)  # noqa: E731
+    waiting = time.monotonic()
+    lane("shared")
+    wait_s = time.monotonic() - waiting
+    torch.cuda.init()
+    if index is not None:
+        torch.cuda.set_device(index)
+    return lane, wait_s
+
+
+def _send_final(conn, reply: dict, path: str | None) -> None:
+    """The final reply: written to ``path`` (a file the parent named, in the candidate's scratch
+    folder, on ``/dev/shm`` when it has room) and announced with a small message, so gigabytes of
+    GPU-shape outputs and references are written once and read once instead of being copied
+    through the pipe in small chunks; through the pipe when there is no path or the file cannot be
+    written (a full disk)."""
+    if path:
+        try:
+            torch.save({"kind": "final", **reply}, path)
+            _send(conn, {"kind": "final", "reply_file": True})
+            return
+        except OSError:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    _send(conn, {"kind": "final", **reply})
+
+
+def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None = None) -> None:
     """Process entry point: read one job (JSON bytes), send progress and the final reply as
     ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs.
 
     On CUDA the worker pins its lane's GPU and waits for the shared lane lock before anything
-    touches CUDA; the lane's cache folders are set before anything compiles."""
+    touches CUDA; the lane's cache folders are set before anything compiles.
+
+    With ``standby_lane`` (``standby.py``) the worker sets up that lane before any job exists:
+    it creates its CUDA context and loads cuBLAS and Triton's runtime (``warmup.py``) under the
+    shared lock, drops the lock, says ``ready`` and only then reads its one job, retaking the
+    shared lock before it runs it. No candidate code has run in it before that job.
+    """
     import json
 
     started = time.monotonic()
-    job = json.loads(conn.recv_bytes().decode("utf-8"))
-    lane_info = job.get("lane") or {}
-    os.environ.update({str(k): str(v) for k, v in (lane_info.get("env") or {}).items()})
-    _setup(device, memory_limit_bytes)
-    lane = lambda mode: None  # noqa: E731
-    lane_wait_s = 0.0
-    if device == "cuda":
-        index = _pin_gpu(int(lane_info["gpu"])) if lane_info.get("gpu") is not None else None
-        lane = lambda mode: _lane_request(conn, mode)  # noqa: E731
-        waiting = time.monotonic()
+    profile: dict[str, float] = {}
+    if standby_lane is not None:
+        lane, wait_s = _enter_lane(conn, device, memory_limit_bytes, standby_lane)
+        from hawkeye_env.judge.warmup import warm_up
+
+        warm_up(device)
+        lane("none")
+        _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - wait_s})
+        job = json.loads(conn.recv_bytes().decode("utf-8"))
+        started = time.monotonic()
         lane("shared")
-        lane_wait_s = time.monotonic() - waiting
-        torch.cuda.init()
-        if index is not None:
-            torch.cuda.set_device(index)
+        lane_wait_s = time.monotonic() - started
+        profile["standby"] = 1.0
+    else:
+        job = json.loads(conn.recv_bytes().decode("utf-8"))
+        lane, lane_wait_s = _enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
     setup_s = time.monotonic() - started - lane_wait_s
     reply = run_job(job, lambda violations: _send(conn, {"kind": "progress", "violations": violations}), lane)
-    reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **reply.get("profile", {})}
-    _send(conn, {"kind": "final", **reply})
+    reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **profile,
+                        **reply.get("profile", {})}
+    _send_final(conn, reply, job.get("reply_path"))
     conn.close()
     os._exit(0)

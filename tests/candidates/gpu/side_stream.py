@@ -2,7 +2,8 @@
 
 The side stream waits for the current one first, so the outputs are right (the worker synchronises
 the whole device before reading them). Rejected statically (torch.cuda.Stream); with static checks
-off, the timing harness sees the host wall clock far above the device events (timing_escape)."""
+off, the clocks reject it: the host wall clock far above the device events (timing_escape), or device
+events that missed so much of the work that the time is below the roofline floor (impossible_time)."""
 
 import torch
 import triton

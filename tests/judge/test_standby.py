@@ -1,0 +1,160 @@
+"""Standby workers and reply files: a standby serves exactly one candidate and dies, a broken
+standby falls back to a fresh worker, verdicts match fresh workers', reply files are read only
+when they are plain files within the memory limit, and parent-side comparisons wait for a timed
+section on their GPU.
+
+The CPU interpreter exercises the same code as CUDA here (``HAWKEYE_STANDBY=1``); the GPU's extra
+warm-up (context, cuBLAS) runs in ``tests/gpu``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+import torch
+
+from hawkeye_env.judge import sandbox, standby
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, _comparing_on
+from hawkeye_env.judge.lanes import EXCLUSIVE, Lane, LaneLock
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.worker import serve
+from hawkeye_env.tasks.registry import get_task, solution_source
+
+TASK = "vector_add_fp32"
+LIMIT = 8 << 30
+
+
+@pytest.fixture
+def standbys(monkeypatch):
+    monkeypatch.setenv(standby.ENV_FLAG, "1")
+    pool = standby.StandbyPool()
+    monkeypatch.setattr(standby, "POOL", pool)
+    yield pool
+    pool.shutdown()
+
+
+def _evaluator(tmp_path) -> Evaluator:
+    return Evaluator(ResultStore(tmp_path / "store.sqlite3"), EvalConfig(timeout_s=120, seed=3))
+
+
+def test_enabled_follows_the_flag(monkeypatch):
+    monkeypatch.delenv(standby.ENV_FLAG, raising=False)
+    assert standby.enabled("cuda") and not standby.enabled("cpu")
+    monkeypatch.setenv(standby.ENV_FLAG, "0")
+    assert not standby.enabled("cuda")
+    monkeypatch.setenv(standby.ENV_FLAG, "1")
+    assert standby.enabled("cpu")
+
+
+def test_a_standby_serves_one_candidate_then_dies(standbys):
+    assert standbys.take(serve, "cpu", None, LIMIT) is None  # none yet: one is started
+    first = standbys.take(serve, "cpu", None, LIMIT)
+    assert first is not None and first.failure == "" and first.proc.is_alive()
+    assert first.setup_s > 0
+    source = solution_source(get_task(TASK))
+    job = {"task": TASK, "source": source, "device": "cpu", "module_name": "hawkeye_candidate_standby",
+           "trials": [{"shape": {"N": 37}, "distribution": "normal", "seed": 1, "order": "candidate_first"}],
+           "timing": None}
+    outcome = sandbox._run(serve, job, 120, LIMIT, None, first.handoff())
+    assert outcome.failure == "", outcome.detail
+    assert outcome.reply["stage"] == "ok" and outcome.reply["profile"]["standby"] == 1.0
+    assert not first.proc.is_alive()  # one job per process
+    second = standbys.take(serve, "cpu", None, LIMIT)
+    assert second is not None and second.proc.pid != first.proc.pid
+    assert standbys.idle() == 1  # the replacement started by the last take
+
+
+def test_verdicts_from_standbys_match_fresh_workers(standbys, tmp_path, monkeypatch):
+    source = solution_source(get_task(TASK))
+    wrong = source.replace("a + b", "a - b")
+    ev = _evaluator(tmp_path)
+    got = [ev.evaluate(TASK, s, "cpu", use_cache=False) for s in (source, source, wrong)]
+    assert [v.stage for v in got] == [Stage.CORRECT, Stage.CORRECT, Stage.INCORRECT]
+    assert "worker.standby" not in got[0].profile  # the first candidate found no standby
+    assert got[1].profile["worker.standby"] == 1.0 and got[2].profile["worker.standby"] == 1.0
+    monkeypatch.setenv(standby.ENV_FLAG, "0")
+    fresh = [ev.evaluate(TASK, s, "cpu", use_cache=False) for s in (source, wrong)]
+    assert [v.stage for v in fresh] == [got[1].stage, got[2].stage]
+    assert [t["max_err_ratio"] for t in fresh[0].trials] == [t["max_err_ratio"] for t in got[1].trials]
+    assert "worker.standby" not in fresh[0].profile
+
+
+def test_a_dead_standby_falls_back_to_a_fresh_worker(standbys, tmp_path):
+    ev = _evaluator(tmp_path)
+    source = solution_source(get_task(TASK))
+    ev.evaluate(TASK, source, "cpu", use_cache=False)  # starts a standby
+    [queue] = standbys._idle.values()
+    victim = queue[0]
+    victim.ready.wait(60)
+    victim.proc.kill()
+    victim.proc.join(10)
+    v = ev.evaluate(TASK, source, "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT
+    assert "worker.standby" not in v.profile
+
+
+def test_reply_file_must_be_a_plain_file_within_the_limit(tmp_path):
+    good = tmp_path / "reply.pt"
+    torch.save({"kind": "final", "stage": "ok", "x": torch.ones(4)}, good)
+    message, size = sandbox._read_reply_file(str(good), 1 << 20)
+    assert message["stage"] == "ok" and size == good.stat().st_size
+    with pytest.raises(ValueError, match="exceeds"):
+        sandbox._read_reply_file(str(good), 16)
+    link = tmp_path / "link.pt"
+    link.symlink_to(good)
+    with pytest.raises(ValueError, match="unreadable"):
+        sandbox._read_reply_file(str(link), 1 << 20)
+    fifo = tmp_path / "fifo.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        sandbox._read_reply_file(str(fifo), 1 << 20)
+    other = tmp_path / "other.pt"
+    torch.save({"kind": "progress"}, other)
+    with pytest.raises(ValueError, match="final"):
+        sandbox._read_reply_file(str(other), 1 << 20)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="undecodable"):
+        sandbox._read_reply_file(str(junk), 1 << 20)
+
+
+def test_verdicts_travel_through_the_reply_file(tmp_path):
+    v = _evaluator(tmp_path).evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT
+    assert v.profile["reply_mb"] > 0
+
+
+def test_comparisons_wait_for_a_timed_section_on_their_gpu(tmp_path):
+    lane = Lane(gpu=1, lock_id="gpu-test", lock_dir=str(tmp_path))
+    timing = LaneLock("gpu-test", str(tmp_path))
+    assert timing.try_acquire(EXCLUSIVE)
+    entered: list[str] = []
+
+    def compare() -> None:
+        with _comparing_on(lane, "cuda") as where:
+            entered.append(where)
+
+    thread = threading.Thread(target=compare)
+    thread.start()
+    time.sleep(0.3)
+    assert entered == []  # blocked behind the timed section
+    timing.release()
+    thread.join(10)
+    assert entered == ["cuda:1"]
+    with _comparing_on(None, "cpu") as where:
+        assert where == "cpu"
+
+
+def test_a_standby_dying_at_handoff_is_a_retryable_crash(standbys):
+    standbys.take(serve, "cpu", None, LIMIT)
+    ready = standbys.take(serve, "cpu", None, LIMIT)
+    ready.proc.kill()
+    ready.proc.join(10)
+    job = {"task": TASK, "source": "", "device": "cpu", "module_name": "m", "trials": [], "timing": None}
+    outcome = sandbox._run(serve, job, 30, LIMIT, None, ready.handoff())
+    assert outcome.reply is None and outcome.failure == "crash"
+    assert "killed by SIGKILL" in outcome.detail
