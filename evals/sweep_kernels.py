@@ -12,6 +12,7 @@ shapes. The units' tuning constants cite runs of this script
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -104,21 +105,9 @@ def sweep_fp8() -> None:
 def sweep_warp_specialization() -> None:
     from units.warp_specialization import kernel
 
-    names = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES")
-    base = {k: getattr(kernel, k) for k in names}
-
-    def call(cfg, a, b):
-        for k in names:
-            setattr(kernel, k, cfg[k])
-        try:
-            return kernel.launch(a, b, warp_specialize=cfg["ws"])
-        finally:
-            for k, v in base.items():
-                setattr(kernel, k, v)
-
-    configs = [dict(zip(names, (bm, bn, bk, st)), ws=ws)
-               for (bm, bn, bk) in ((128, 256, 64), (128, 128, 64)) for st in (3, 4) for ws in (True, False)]
-    sweep("warp_specialization", {"M": 4096, "N": 4096, "K": 4096}, configs, call)
+    configs = [dataclasses.asdict(c) for c in kernel.CANDIDATES.values()]
+    sweep("warp_specialization", {"M": 4096, "N": 4096, "K": 4096}, configs,
+          lambda c, a, b: kernel.launch(a, b, kernel.GemmConfig(**c)))
 
 
 def sweep_gemm() -> None:

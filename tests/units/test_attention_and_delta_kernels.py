@@ -4,8 +4,6 @@ splits, a partial one), vector-gated GLA and the (gated) delta rule, against flo
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -22,13 +20,6 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # bf16 tolerances: attention and GLA land near 2e-3 / 3.5e-3 rel L2 at these shapes; the delta
 # rule near 6e-3 (hawkeye_env.tasks.delta_rule_common.DELTA_RULE_BF16).
 REL_L2 = {"attention": 5e-3, "gla": 6e-3, "delta": 1.2e-2}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def bf16_interpreter():
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
-        install_bf16_interpreter_fix()
 
 
 @pytest.fixture(autouse=True)

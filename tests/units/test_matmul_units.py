@@ -24,14 +24,6 @@ SEEDS = (0, 1, 2)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _bf16_interpreter():
-    if DEVICE == "cpu":
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
-
-        install_bf16_interpreter_fix()
-
-
 def _poisoned_call(fn, *args):
     deterministic = torch.are_deterministic_algorithms_enabled()
     fill = torch.utils.deterministic.fill_uninitialized_memory

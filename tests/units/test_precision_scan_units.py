@@ -1,11 +1,10 @@
 """fp8_scaled_gemm (all three scalings), mxfp4_gemm, nvfp4_gemm and chunked_scan: every solution and
 naive callable against its float64 reference at the units' CPU shapes (odd sizes, T not a multiple
-of the chunk), 3 seeds, with NaN-poisoned allocations; plus round trips of the FP4 encoders and
-decoders."""
+of the chunk), 3 seeds, with NaN-poisoned allocations; fp8_scaled_gemm's accumulation and load
+variants (normal and all-positive operands) and their keyword checks; plus round trips of the FP4
+encoders and decoders."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 import torch
@@ -34,26 +33,6 @@ for _name in ("mxfp4_gemm", "nvfp4_gemm", "chunked_scan"):
 CASES = [(variant, fn) for variant, (_, fns, _, _) in VARIANTS.items() for fn in fns]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def bf16_interpreter():
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
-
-        install_bf16_interpreter_fix()
-
-
-@pytest.fixture
-def poisoned():
-    """``torch.empty`` returns NaN, so an output element a kernel leaves unwritten fails."""
-    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-             torch.utils.deterministic.fill_uninitialized_memory)
-    torch.use_deterministic_algorithms(True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
-    yield
-    torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
-    torch.utils.deterministic.fill_uninitialized_memory = saved[2]
-
-
 @pytest.mark.parametrize(("variant", "fn"), CASES, ids=[f"{v}-{f.split('.')[-1]}" for v, f in CASES])
 def test_matches_float64_reference(variant, fn, poisoned):
     unit_name, _, reference, make_inputs = VARIANTS[variant]
@@ -67,6 +46,81 @@ def test_matches_float64_reference(variant, fn, poisoned):
             if not result["ok"]:
                 failures.append(f"{shape} seed {seed}: {result['reason']}")
     assert not failures, f"{fn}:\n" + "\n".join(failures)
+
+
+# fp8_scaled_gemm variants (kernel keywords). block_k=32 gives 7 and 10 K tiles at the CPU shapes, so
+# promotions fire inside the loop and leave a remainder for the one after it.
+FP8_VARIANTS = {
+    "promote_every=1": {"promote_every": 1},
+    "promote_every=2,block_k=32": {"promote_every": 2, "block_k": 32},
+    "promote_every=4,block_k=32": {"promote_every": 4, "block_k": 32},
+    "imprecise_acc=0": {"imprecise_acc": 0},
+    "imprecise_acc=16,block_k=32": {"imprecise_acc": 16, "block_k": 32},
+    "block_k=256,imprecise_acc=128": {"block_k": 256, "imprecise_acc": 128, "num_stages": 3},
+    "tma": {"tma": True},
+    "tma,promote_every=3,block_k=32": {"tma": True, "promote_every": 3, "block_k": 32},
+    "tma,warp_specialize,promote_every=2,block_k=64": {"tma": True, "warp_specialize": True, "num_warps": 4,
+                                                        "promote_every": 2, "block_k": 64},
+}
+FP8_SCALINGS = ("per_tensor", "per_row", "block")
+
+
+def _fp8_cases():
+    for name, options in FP8_VARIANTS.items():
+        # Block scales promote every 128 K by construction and take neither accumulation keyword.
+        accumulation = "promote_every" in options or "imprecise_acc" in options
+        for scaling in FP8_SCALINGS:
+            if not (scaling == "block" and (accumulation or options.get("block_k", 128) > 128)):
+                yield name, scaling
+
+
+def _fp8_shapes(options: dict) -> list[dict]:
+    """The unit's CPU shapes; TMA needs 16-byte rows, so its K is rounded up to a multiple of 16."""
+    shapes = [dict(s) for s in get_unit("fp8_scaled_gemm").cpu_shapes]
+    if options.get("tma"):
+        for s in shapes:
+            s["K"] = -(-s["K"] // 16) * 16
+    return shapes
+
+
+def _positive(inputs: tuple) -> tuple:
+    """All-positive operands: |code| is exact in e4m3 and equals quantizing |x| with the same scale."""
+    a, b, *scales = inputs
+    return (a.float().abs().to(torch.float8_e4m3fn), b.float().abs().to(torch.float8_e4m3fn), *scales)
+
+
+@pytest.mark.parametrize(("variant", "scaling"), list(_fp8_cases()), ids=[f"{v}-{s}" for v, s in _fp8_cases()])
+def test_fp8_variant_matches_float64_reference(variant, scaling, poisoned):
+    options = FP8_VARIANTS[variant]
+    suffix = "" if scaling == "per_tensor" else f"_{scaling}"
+    make_inputs = resolve(f"{FP8}meta:make_inputs{suffix}")
+    kernel = resolve(f"{FP8}kernel:fp8_gemm_{scaling}")
+    reference = resolve(f"{FP8}reference:fp8_gemm_{scaling}")
+    failures = []
+    for shape in _fp8_shapes(options):
+        for seed in SEEDS:
+            normal = make_inputs(shape, DEVICE, seed)
+            for dist, inputs in (("normal", normal), ("positive", _positive(normal))):
+                ref = reference(*inputs, out_dtype=torch.float64)
+                result = compare(kernel(*inputs, **options), ref, torch.bfloat16, BF16, compute_device=DEVICE)
+                if not result["ok"]:
+                    failures.append(f"{shape} seed {seed} {dist}: {result['reason']}")
+    assert not failures, f"{variant} {scaling}:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize(("scaling", "options", "match"), [
+    ("block", {"promote_every": 2}, "block scales"),
+    ("block", {"imprecise_acc": 64}, "block scales"),
+    ("per_tensor", {"imprecise_acc": 256}, "imprecise_acc"),
+    ("per_tensor", {"promote_every": -1}, "promote_every"),
+    ("per_tensor", {"warp_specialize": True}, "needs tma=True"),
+    ("per_tensor", {"tma": True}, "16-byte"),  # K = 200 at the first CPU shape
+])
+def test_fp8_variant_keywords_are_checked(scaling, options, match):
+    suffix = "" if scaling == "per_tensor" else f"_{scaling}"
+    inputs = resolve(f"{FP8}meta:make_inputs{suffix}")(get_unit("fp8_scaled_gemm").cpu_shapes[0], DEVICE, 0)
+    with pytest.raises(ValueError, match=match):
+        resolve(f"{FP8}kernel:fp8_gemm_{scaling}")(*inputs, **options)
 
 
 def test_poisoning_catches_an_unwritten_row(poisoned):

@@ -5,7 +5,6 @@ harness, and the taxonomy contract (every strategy of the units issue has a unit
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import pytest
 import torch
@@ -42,26 +41,6 @@ TAXONOMY_CONTRACT = {
     "mxfp4": ("mxfp4",),
     "nvfp4": ("nvfp4",),
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def bf16_interpreter():
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
-
-        install_bf16_interpreter_fix()
-
-
-@pytest.fixture
-def poisoned():
-    """``torch.empty`` returns NaN: a kernel that leaves an output element unwritten fails."""
-    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-             torch.utils.deterministic.fill_uninitialized_memory)
-    torch.use_deterministic_algorithms(True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
-    yield
-    torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
-    torch.utils.deterministic.fill_uninitialized_memory = saved[2]
 
 
 def test_poisoning_fills_empty_with_nan(poisoned):

@@ -83,10 +83,11 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*M*N*K over the CUDA-event median at M=N=K=8192, per-tensor scales, random inputs",
-        # fp8 wgmma doubles the bf16 peak; torch._scaled_mm reached 1258 TFLOP/s against cuBLAS
-        # bf16 687 at 8192^3 (anchors/h200-2026-11-29.json), so 1.3 leaves room for Triton's gap.
-        # Not reached with exact accumulation on the H200 (2026-11-30): 1.00x (units README).
-        min_margin=1.3,
+        # fp8 wgmma doubles the bf16 peak (torch._scaled_mm: 1251 TFLOP/s at 8192^3, 1.97x this
+        # unit's naive, H200 sweep 2026-11-30), but Triton's promotion of the fp8 accumulator costs
+        # a wgmma wait per promotion: promoting every 4 K tiles reached 1.25-1.28x the naive in that
+        # sweep (1.12x promoting every tile). 1.2 asks for the strategy's gain with that cost paid.
+        min_margin=1.2,
     ),
     solution=_K + "fp8_gemm_per_tensor",
     naive=_N + "fp8_gemm_per_tensor",
