@@ -11,9 +11,10 @@ the verdict stage, the expert's median time, each baseline's time and the speedu
 achieved TFLOP/s and GB/s (from the spec's ``flops`` / ``bytes_moved``), the fraction of copy
 bandwidth, and every ``SPEC.targets`` entry with the measured ratio and met / missed. The JSON is
 rewritten after each task, so a run cut short keeps what finished; a task whose judging fails is
-recorded with its error and the run goes on. It ends with a rich table and a Markdown table for
-BENCHMARKS.md. On CPU the solutions are judged for correctness only and timing is marked as
-needing a GPU.
+recorded with its error and the run goes on. Tasks are judged through ``evaluate_many``: several
+at once, spread over ``--gpus``, their timed sections never sharing a GPU (the judge's lanes).
+It ends with a rich table and a Markdown table for BENCHMARKS.md. On CPU the solutions are judged
+for correctness only and timing is marked as needing a GPU.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
 from hawkeye_env.judge.roofline import CEILINGS
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
@@ -88,7 +89,11 @@ def target_rows(spec: TaskSpec, row: dict, device: str) -> dict:
 
 def bench_task(evaluator: Evaluator, spec: TaskSpec, device: str, copy: dict | None) -> dict:
     """Judge ``spec``'s expert solution once (no verdict cache) and derive the report row."""
-    v = evaluator.evaluate(spec.id, solution_source(spec), device, use_cache=False)
+    return task_row(spec, evaluator.evaluate(spec.id, solution_source(spec), device, use_cache=False), device, copy)
+
+
+def task_row(spec: TaskSpec, v, device: str, copy: dict | None) -> dict:
+    """The report row of ``spec`` from the verdict ``v`` of its expert solution."""
     row = {"stage": v.stage.value, "timed": v.timed, "error": v.error,
            "violations": [f"{x.code}: {x.message}" for x in v.violations], "reward": v.reward,
            "failed_trials": [t for t in v.trials if not t.get("ok")], "profile": v.profile}
@@ -162,6 +167,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tasks", nargs="*", default=None, help="task ids, space- or comma-separated")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--timeout", type=float, default=600.0, help="worker limit per verdict, seconds")
+    parser.add_argument("--gpus", type=int, default=None, help="GPUs to spread the tasks over (default: all)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="tasks in flight (default: the judge pool's; timed sections never share a GPU)")
     args = parser.parse_args(argv)
     device = resolve_device(args.device)
     specs = [get_task(t) for item in args.tasks or [] for t in item.split(",") if t] or list_tasks()
@@ -182,14 +190,22 @@ def main(argv: list[str] | None = None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = Evaluator(ResultStore(Path(tmp) / "bench.sqlite3"), config)
-        for spec in specs:
+
+        def record(i: int, verdict) -> None:
+            spec = specs[i]
             try:
-                row = bench_task(evaluator, spec, device, report["copy_bandwidth"])
+                row = task_row(spec, verdict, device, report["copy_bandwidth"])
             except Exception:  # noqa: BLE001 - one task's failure must not stop the others
                 row = {"stage": "error", "exception": traceback.format_exc(limit=6)}
             report["tasks"][spec.id] = row
             out.write_text(json.dumps(report, indent=1, sort_keys=True))
-            console.print(f"{spec.id}: {row['stage']}", highlight=False)
+            console.print(f"{spec.id}: {row['stage']} ({verdict.wall_s:.0f} s)", highlight=False)
+
+        jobs = [(spec.id, solution_source(spec)) for spec in specs]
+        evaluate_many(evaluator, jobs, device, workers=args.workers, use_cache=False, on_verdict=record,
+                      gpus=args.gpus)
+    report["tasks"] = {spec.id: report["tasks"][spec.id] for spec in specs if spec.id in report["tasks"]}
+    out.write_text(json.dumps(report, indent=1, sort_keys=True))
     table, markdown = render(report)
     console.print(table)
     print(markdown)

@@ -114,8 +114,10 @@ def run_batch(evaluator: Evaluator, batch: list[dict], device: str, lanes, worke
 
 
 def bench_gpu_count(gpus: int, device: str, batch: list[dict], config: EvalConfig, workers_per_gpu: int,
-                    repeats: int, phases: list[str]) -> dict:
-    """Cold and warm batches on ``gpus`` GPUs (fresh store and cache folders), then lone gemm verdicts."""
+                    repeats: int, phases: list[str], save=lambda partial: None) -> dict:
+    """Cold and warm batches on ``gpus`` GPUs (fresh store and cache folders), then lone gemm
+    verdicts; ``save(partial)`` receives the figures so far after every phase and lone verdict,
+    so a run stopped by a time limit keeps them."""
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="hawkeye-bench-") as tmp:
         lanes = make_lanes(device, gpus if device == "cuda" else None, cache_root=str(Path(tmp) / "cache"))
@@ -124,13 +126,18 @@ def bench_gpu_count(gpus: int, device: str, batch: list[dict], config: EvalConfi
         for phase in phases:
             out[phase] = run_batch(evaluator, batch, device, lanes, workers)
             _print_run(f"{gpus} gpu {phase}" if device == "cuda" else f"cpu {phase}", out[phase])
+            save(out)
         gemm = solution_source(get_task(GEMM))
-        alone = [evaluator.evaluate(GEMM, gemm, device, use_cache=False, lane=lanes[0]) for _ in range(repeats)]
-        out["gemm_alone"] = {
-            "stages": [v.stage.value for v in alone], "wall_s": [v.wall_s for v in alone],
-            "wall_s_median": statistics.median(v.wall_s for v in alone) if alone else None,
-            "profile_median": _median_profile(alone),
-        }
+        alone: list[Verdict] = []
+        for _ in range(repeats):
+            alone.append(evaluator.evaluate(GEMM, gemm, device, use_cache=False, lane=lanes[0]))
+            out["gemm_alone"] = {
+                "stages": [v.stage.value for v in alone], "wall_s": [v.wall_s for v in alone],
+                "wall_s_median": statistics.median(v.wall_s for v in alone),
+                "profile_median": _median_profile(alone),
+            }
+            print(f"{gpus} gpu gemm_bf16 alone: {alone[-1].wall_s:.2f} s ({alone[-1].stage.value})", flush=True)
+            save(out)
     return out
 
 
@@ -233,13 +240,16 @@ def run(args) -> dict:
         "batch": [{"label": c["label"], "task": c["task"], "expect": [s.value for s in c["expect"]]} for c in batch],
         "runs": {},
     }
-    for count in counts:
-        report["runs"][str(count)] = bench_gpu_count(count, device, batch, config, workers_per_gpu, repeats,
-                                                     args.phases)
+    def save(count: int, partial: dict) -> None:
+        report["runs"][str(count)] = partial
         report["summary"] = summarise(report["runs"])
-        if args.out:  # written after every GPU count: a run cut short keeps what it measured
+        if args.out:  # written after every phase: a run cut short keeps what it measured
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
+
+    for count in counts:
+        save(count, bench_gpu_count(count, device, batch, config, workers_per_gpu, repeats, args.phases,
+                                    save=lambda partial, count=count: save(count, partial)))
     return report
 
 

@@ -42,3 +42,22 @@ def test_merge_computes_speedup_from_fewest_to_most_gpus(tmp_path):
     assert merged["summary"]["warm_gemm_wall_s_median_in_batch"] == 3.0  # the 1-GPU run's
     assert merged["summary"]["warm_gemm_wall_s_median_alone"] == 1.5
     assert "speedup" not in summarise({"1": one(1, 10.0)["runs"]["1"]})
+
+
+def test_partial_figures_are_saved_after_every_phase_and_lone_verdict(monkeypatch):
+    import evals.bench_throughput as bt
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.verdict import Stage, Verdict
+
+    monkeypatch.setattr(bt, "run_batch", lambda *a: {"candidates": 1, "wall_s": 1.0, "candidates_per_min": 60.0,
+                                                       "candidates_per_gpu_min": 60.0, "gemm_wall_s_median": 1.0,
+                                                       "unexpected": []})
+    monkeypatch.setattr(Evaluator, "evaluate", lambda self, *a, **k: Verdict(
+        task="gemm_bf16", device="cpu", stage=Stage.CORRECT, wall_s=2.0, profile={"compare_s": 0.5}))
+    saved: list[dict] = []
+    out = bt.bench_gpu_count(1, "cpu", [], EvalConfig(), 1, 2, ["cold", "warm"],
+                             save=lambda partial: saved.append(json.loads(json.dumps(partial))))
+    assert [sorted(s) for s in saved] == [["cold"], ["cold", "warm"], ["cold", "gemm_alone", "warm"],
+                                          ["cold", "gemm_alone", "warm"]]
+    assert saved[2]["gemm_alone"]["wall_s"] == [2.0] and saved[3]["gemm_alone"]["wall_s"] == [2.0, 2.0]
+    assert out["gemm_alone"]["profile_median"] == {"compare_s": 0.5}
