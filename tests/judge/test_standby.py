@@ -158,3 +158,21 @@ def test_a_standby_dying_at_handoff_is_a_retryable_crash(standbys):
     outcome = sandbox._run(serve, job, 30, LIMIT, None, ready.handoff())
     assert outcome.reply is None and outcome.failure == "crash"
     assert "killed by SIGKILL" in outcome.detail
+
+
+def _never_ready(conn, device, memory_limit_bytes, standby_lane=None):
+    """A stand-in worker entry point that never finishes its warm-up."""
+    import time as _time
+
+    _time.sleep(60)
+
+
+def test_a_standby_that_is_never_ready_is_discarded(standbys, monkeypatch):
+    monkeypatch.setattr(standby, "READY_TIMEOUT_S", 1.0)
+    assert standbys.take(_never_ready, "cpu", None, LIMIT) is None  # starts S1
+    [queue] = standbys._idle.values()
+    [first] = queue
+    assert standbys.take(_never_ready, "cpu", None, LIMIT) is None  # waits for S1, which times out
+    assert "TimeoutError" in first.failure
+    first.proc.join(10)
+    assert not first.proc.is_alive()

@@ -111,7 +111,9 @@ COMPARISONS: tuple[tuple[GemmConfig, ...], ...] = (
     (GemmConfig(False, True), GemmConfig(False, False, num_warps=8)),
 )
 CANDIDATES: dict[str, GemmConfig] = {c.name: c for group in COMPARISONS for c in group}
-# The measured pair (H200, 2026-11-30, see README "Measured"); the persistent groups await a sweep.
+# The measured pair (H200, 2026-11-30, see README "Measured"). The persistent groups were swept
+# the same day (evals/results/ws-sweep-h200-2026-11-30.jsonl): none beat its flattened
+# unspecialized twin in all rounds, so none replaced this pair.
 SOLUTION = CANDIDATES["tile_128x256x64_s3_w4_ws"]
 NAIVE = CANDIDATES["tile_128x256x64_s3_w8"]
 
