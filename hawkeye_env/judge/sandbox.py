@@ -60,6 +60,8 @@ LANE_WAIT_FACTOR = 4.0
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 4 << 30
 REPLY_FILE = "reply.pt"
+# Set to a folder, every worker profiles its job with cProfile and writes the statistics there.
+PROFILE_ENV = "HAWKEYE_PROFILE_DIR"
 
 
 @dataclass
@@ -170,6 +172,8 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
         job = {**job, "lane": lane.job_fields()}
     with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-", dir=scratch_dir()) as workdir:
         job = {**job, "workdir": workdir, "reply_path": os.path.join(workdir, REPLY_FILE)}
+        if os.environ.get(PROFILE_ENV):
+            job["profile_dir"] = os.path.abspath(os.environ[PROFILE_ENV])
         ready = None
         if standby.enabled(job["device"]):
             ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)

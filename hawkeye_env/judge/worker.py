@@ -370,6 +370,22 @@ def _send_final(conn, reply: dict, path: str | None) -> None:
     _send(conn, {"kind": "final", **reply})
 
 
+def _profiled(job: dict, report, lane) -> dict:
+    """``run_job`` under cProfile, its statistics written to ``<profile_dir>/<task>-<pid>.prof``
+    (``sandbox.PROFILE_ENV``: a diagnostic of where a verdict's worker time goes, read with
+    ``pstats``; written by the candidate's process, so never part of a verdict)."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    reply = profiler.runcall(run_job, job, report, lane)
+    try:
+        os.makedirs(job["profile_dir"], exist_ok=True)
+        profiler.dump_stats(os.path.join(job["profile_dir"], f"{job['task']}-{os.getpid()}.prof"))
+    except OSError:
+        pass
+    return reply
+
+
 def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None = None) -> None:
     """Process entry point: read one job (JSON bytes), send progress and the final reply as
     ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs.
@@ -402,7 +418,11 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
         job = json.loads(conn.recv_bytes().decode("utf-8"))
         lane, lane_wait_s = _enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
     setup_s = time.monotonic() - started - lane_wait_s
-    reply = run_job(job, lambda violations: _send(conn, {"kind": "progress", "violations": violations}), lane)
+    report = lambda violations: _send(conn, {"kind": "progress", "violations": violations})  # noqa: E731
+    if job.get("profile_dir"):
+        reply = _profiled(job, report, lane)
+    else:
+        reply = run_job(job, report, lane)
     reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **profile,
                         **reply.get("profile", {})}
     _send_final(conn, reply, job.get("reply_path"))

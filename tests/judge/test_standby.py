@@ -176,3 +176,14 @@ def test_a_standby_that_is_never_ready_is_discarded(standbys, monkeypatch):
     assert "TimeoutError" in first.failure
     first.proc.join(10)
     assert not first.proc.is_alive()
+
+
+def test_workers_profile_their_job_on_request(tmp_path, monkeypatch):
+    import pstats
+
+    monkeypatch.setenv(sandbox.PROFILE_ENV, str(tmp_path / "prof"))
+    v = _evaluator(tmp_path).evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT
+    [path] = (tmp_path / "prof").glob(f"{TASK}-*.prof")
+    names = {func[2] for func in pstats.Stats(str(path)).stats}
+    assert "run_job" in names and "trial" in names
