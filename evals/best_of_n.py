@@ -192,6 +192,22 @@ def baselines_ms(evaluator: Evaluator, task: str, device: str, versions: dict) -
     return {name: row["median_ms"] for name, row in stored.items()}
 
 
+def judge_rate(candidates: list[Candidate], judge_s: float, device: str, backend: str, gpus: int | None) -> dict:
+    """What the judge did: candidates, those answered from the store, unique sources, unique sources
+    judged fresh, and fresh verdicts per minute of judging (per GPU-minute on this machine's GPUs)."""
+    judged = len({(c.task, c.source_hash) for c in candidates if not c.cached})
+    out = {"candidates": len(candidates), "cached": sum(c.cached for c in candidates),
+           "unique_sources": len({(c.task, c.source_hash) for c in candidates}), "judged": judged,
+           "judged_per_minute": judged * 60 / judge_s if judge_s > 0 else None, "gpus": None,
+           "judged_per_gpu_minute": None}
+    if device == "cuda" and backend == "local" and out["judged_per_minute"] is not None:
+        import torch
+
+        out["gpus"] = gpus or torch.cuda.device_count()
+        out["judged_per_gpu_minute"] = out["judged_per_minute"] / out["gpus"]
+    return out
+
+
 def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict, edit_error: str) -> Candidate:
     return Candidate(
         task=task, sample=sample, turn=turn, source_hash=source_hash(source), stage=v.stage.value,
@@ -291,8 +307,7 @@ def run_eval(
         },
         **summarise(by_task, turns),
         "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
-        "judge": {"candidates": len(candidates), "cached": sum(c.cached for c in candidates),
-                  "unique_sources": len({(c.task, c.source_hash) for c in candidates})},
+        "judge": judge_rate(candidates, judge_s, device, backend, gpus),
         "wall_s": {"sampling": sample_s, "judging": judge_s},
     }
     with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:

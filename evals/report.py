@@ -112,6 +112,16 @@ def _curve(values: list[float] | None) -> str:
     return " ".join(f"{v:.3f}" for v in values) if values else "-"
 
 
+def _rate_line(judge: dict) -> str:
+    """``N sources judged fresh: X per minute (Y per GPU-minute on G GPUs)``; older results lack it."""
+    if judge.get("judged_per_minute") is None:
+        return ""
+    line = f"{judge['judged']} sources judged fresh: {judge['judged_per_minute']:.1f} per minute"
+    if judge.get("judged_per_gpu_minute") is not None:
+        line += f" ({judge['judged_per_gpu_minute']:.1f} per GPU-minute on {judge['gpus']} GPU(s))"
+    return line
+
+
 def write_markdown(results: dict, out_dir: Path) -> Path:
     """Write ``report.md`` from ``results`` (and the plots already in ``out_dir``); returns its path."""
     cfg, overall = results["config"], results["overall"]
@@ -123,6 +133,7 @@ def write_markdown(results: dict, out_dir: Path) -> Path:
         f"judge: {results['judge']['candidates']} candidates, {results['judge']['unique_sources']} unique, "
         f"{results['judge']['cached']} answered from the store ({cfg['store']}); "
         f"sampling {results['wall_s']['sampling']:.1f} s, judging {results['wall_s']['judging']:.1f} s",
+        _rate_line(results["judge"]),
         "",
     ]
     if results.get("timing_note"):

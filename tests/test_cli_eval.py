@@ -28,6 +28,10 @@ def test_eval_search_writes_the_report(tmp_path):
     assert (out / "report.md").exists() and (out / "best_of_k.png").exists()
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["tasks"] == ["vector_add_fp32"] and results["judge"]["candidates"] == 2
+    judge = results["judge"]
+    assert 0 <= judge["judged"] <= judge["unique_sources"] <= 2 and judge["judged_per_minute"] >= 0
+    assert judge["gpus"] is None and judge["judged_per_gpu_minute"] is None  # CPU: no GPU-minutes
+    assert "sources judged fresh" in (out / "report.md").read_text()
     assert "vector_add_fp32" in result.stdout and "report" in result.stdout
 
 

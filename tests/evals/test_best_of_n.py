@@ -139,3 +139,22 @@ def test_report_of_timed_results_has_speedup_plots_and_rows(tmp_path):
     text = report.write_markdown(results, tmp_path).read_text()
     assert "fast_p vs eager" in text and "geomean best speedup vs best" in text and "best_of_k_speedup" in text
     assert "untimed" not in text
+
+
+def test_judge_rate_counts_unique_fresh_sources_per_gpu_minute(monkeypatch):
+    import torch
+
+    from evals.best_of_n import Candidate, judge_rate
+
+    fields = {f: None for f in Candidate.__dataclass_fields__}
+
+    def cand(src: str, cached: bool) -> Candidate:
+        return Candidate(**{**fields, "task": "t", "source_hash": src, "cached": cached})
+
+    cands = [cand("a", False), cand("a", False), cand("b", True), cand("c", False)]
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    r = judge_rate(cands, 30.0, "cuda", "local", None)
+    assert (r["candidates"], r["cached"], r["unique_sources"], r["judged"]) == (4, 1, 3, 2)
+    assert r["judged_per_minute"] == 4.0 and r["gpus"] == 2 and r["judged_per_gpu_minute"] == 2.0
+    assert judge_rate(cands, 30.0, "cuda", "ray", None)["judged_per_gpu_minute"] is None
+    assert judge_rate(cands, 0.0, "cpu", "local", None)["judged_per_minute"] is None
