@@ -111,6 +111,7 @@ def time_baselines(
             if fn is not None:
                 timed = time_callable(fn, inputs, plan["iters"], plan["retries"], plan["seed"])
                 timed.pop("kept")
+                timed.pop("kept_refills", None)
                 result[name] = timed
                 continue
         except Exception as exc:  # noqa: BLE001 - see the docstring

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import baselines, correctness, roofline, sandbox, static_checks
+from hawkeye_env.judge import baselines, correctness, references, roofline, sandbox, static_checks
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane
 from hawkeye_env.judge.store import ResultStore, source_hash
@@ -71,6 +71,10 @@ class EvalConfig:
         vendor_baselines: also time the task's ``vendor_baselines`` (cuBLAS, cuDNN, FLA...) on
             CUDA; reported in ``times_ms`` and ``speedup``, never in the reward.
         static_checks: run the static rules (off only to test the worker's own defences).
+        reference_in_parent: the trusted parent computes the float64 references from the trials'
+            seeds (``references.py``) and the worker ships outputs only: a third to a half of the
+            reply at GPU shapes, and references no candidate process touched. Off by default
+            until its effect on a GPU verdict is measured.
         seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
     """
 
@@ -81,6 +85,7 @@ class EvalConfig:
     baselines: tuple[str, ...] = ("eager", "compile")
     vendor_baselines: bool = True
     static_checks: bool = True
+    reference_in_parent: bool = False
     seed: int | None = None
 
     def key(self) -> dict:
@@ -154,6 +159,23 @@ def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
     return trials
 
 
+def _fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+    """Put the parent's own float64 references into the trial rows of a reply whose worker
+    shipped outputs only (``EvalConfig.reference_in_parent``)."""
+    for trial, row in zip(job["trials"], reply["trials"]):
+        row["reference"], fresh = references.trial_references(spec, trial, device)
+        if "fresh" in row:
+            row["fresh"]["reference"] = fresh
+
+
+def _fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+    """The same for the kept timed iterations, from their replayed inputs."""
+    kept = reply["timing"]["candidate"].get("kept") or []
+    refs = references.kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)
+    for k, r in zip(kept, refs):
+        k["reference"] = r
+
+
 @contextmanager
 def _comparing_on(lane: Lane | None, device: str):
     """Where the parent compares a reply's outputs, holding what that needs: on CUDA the lane's
@@ -217,6 +239,7 @@ class Evaluator:
             "task": spec.id, "source": source, "device": device,
             "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
             "trials": plan_trials(spec, device, seed), "timing": None,
+            "parent_reference": self.config.reference_in_parent,
         }
         shape = dict(spec.gpu_shapes[0])
         cached_baselines = {}
@@ -261,10 +284,14 @@ class Evaluator:
         if v.violations:
             v.stage = Stage.REJECTED
             return
+        if job.get("parent_reference"):
+            _fill_trial_references(spec, job, reply, compare_device)
         if not self._check_trials(spec, job["trials"], reply["trials"], v, compare_device):
             return
         v.correct, v.stage = True, Stage.CORRECT
         if reply.get("timing"):
+            if job.get("parent_reference"):
+                _fill_kept_references(spec, job, reply, compare_device)
             self._check_timing(spec, shape, compare_device, reply["timing"], cached_baselines, v)
 
     def _static(self, source: str, v: Verdict) -> bool:

@@ -64,7 +64,9 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
 
     Returns:
         dict with ``median_ms``, ``iqr_ms``, ``cv``, ``wall_median_ms``, ``attempts``,
-        ``event_ms`` (list), ``wall_ms`` (list) and ``kept``: list of ``(inputs, output)`` clones.
+        ``event_ms`` (list), ``wall_ms`` (list), ``kept``: list of ``(inputs, output)`` clones, and
+        ``kept_refills``: for each kept pair, how many ``_refill`` calls on the ``seed`` generator
+        produced its inputs from the initial ones (``references.replay_refills``).
     """
     device = next(x.device for x in inputs if isinstance(x, torch.Tensor))
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -82,7 +84,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     for _ in range(1 + retries):
         attempts += 1
         kept_at = set(picker.sample(range(iters), min(keep, iters)))
-        kept, events, walls = [], [], []
+        kept, kept_refills, events, walls = [], [], [], []
         for i in range(iters):
             _refill(inputs, generator)
             flush.zero_()
@@ -97,6 +99,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
             events.append(start.elapsed_time(end))
             if i in kept_at:
                 kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], out))
+                kept_refills.append((attempts - 1) * iters + i + 1)
         median = statistics.median(events)
         q = statistics.quantiles(events, n=4) if len(events) >= 2 else [median, median, median]
         cv = statistics.pstdev(events) / statistics.fmean(events) if statistics.fmean(events) > 0 else 0.0
@@ -111,4 +114,5 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         "event_ms": events,
         "wall_ms": walls,
         "kept": kept,
+        "kept_refills": kept_refills,
     }

@@ -70,14 +70,16 @@ def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def reference64(ref, inputs: list, keep_float64: bool = False) -> list:
-    """``ref``'s outputs computed in float64 on float64 copies of the floating inputs, returned on
-    the host as float32 (as float64 when ``keep_float64``, for float64 tasks)."""
+def reference64(ref, inputs: list, keep_float64: bool = False, host: bool = True) -> list:
+    """``ref``'s outputs computed in float64 on float64 copies of the floating inputs, returned as
+    float32 (as float64 when ``keep_float64``, for float64 tasks), on the host unless ``host`` is
+    False (then on the inputs' device)."""
     ref64 = copy.deepcopy(ref).double()
     args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
     outs = [o.detach() for o in _as_list(ref64(*args))]
     del args
-    return [o.cpu() if o.dtype == torch.float64 and keep_float64 else o.float().cpu() for o in outs]
+    outs = [o if o.dtype == torch.float64 and keep_float64 else o.float() for o in outs]
+    return [o.cpu() for o in outs] if host else outs
 
 
 class BuildError(Exception):
@@ -217,10 +219,13 @@ class _Run:
             }
         return row
 
-    def reference64(self, ref, inputs: list) -> list:
+    def reference64(self, ref, inputs: list) -> list | None:
         """The reference computed in float64, shipped as float32 unless the task outputs float64:
         float32 rounding (6e-8 relative) is 150x below the tightest tolerance (fp32 rel_l2 1e-5)
-        and halves what crosses the pipe at GPU shapes."""
+        and halves what crosses the pipe at GPU shapes. None when the job asks the trusted parent to
+        compute references itself (``EvalConfig.reference_in_parent``, ``references.py``)."""
+        if self.job.get("parent_reference"):
+            return None
         started = time.monotonic()
         try:
             return self._reference64(ref, inputs)
@@ -243,8 +248,9 @@ class _Run:
         inputs = make_inputs(self.task, shape, "normal", seed, self.device)
         t = time_callable(new, inputs, plan["iters"], plan["retries"], seed, guarded=self.guarded_call)
         t["kept"] = [
-            {"outputs": [o.detach().cpu() for o in _as_list(out)], "reference": self.reference64(ref, ins)}
-            for ins, out in t.pop("kept")
+            {"outputs": [o.detach().cpu() for o in _as_list(out)], "reference": self.reference64(ref, ins),
+             "refills": refills}
+            for (ins, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))
         ]
         return {"candidate": t, **time_baselines(self.spec, ref, inputs, plan)}
 

@@ -99,3 +99,14 @@ def test_standby_workers_judge_like_fresh_ones(store, monkeypatch):
     assert first.stage == second.stage == Stage.CORRECT, second.feedback
     assert "worker.standby" not in first.profile and second.profile["worker.standby"] == 1.0
     assert second.timed and second.profile["reply_mb"] > 0
+
+
+def test_parent_references_judge_like_worker_references(store):
+    """``reference_in_parent``: same verdict at the GPU shape, kept timed outputs checked against
+    replayed inputs, and a smaller reply."""
+    source = solution_source(get_task("softmax_fp32"))
+    default = _evaluator(store).evaluate("softmax_fp32", source, "cuda", use_cache=False)
+    parent = _evaluator(store, reference_in_parent=True).evaluate("softmax_fp32", source, "cuda", use_cache=False)
+    assert default.stage == parent.stage == Stage.CORRECT, parent.feedback
+    assert parent.timed and not parent.violations
+    assert parent.profile["reply_mb"] < 0.7 * default.profile["reply_mb"]

@@ -1,0 +1,108 @@
+"""``EvalConfig.reference_in_parent``: the trusted parent rebuilds every trial's inputs and float64
+reference from its seed, the worker ships outputs only, and verdicts are those of the default mode."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from hawkeye_env.judge import references
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, plan_trials
+from hawkeye_env.judge.inputs import make_inputs
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.timing import _refill
+from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.worker import reference64
+from hawkeye_env.tasks.registry import get_task, solution_source, task_module
+
+HACKS = Path(__file__).resolve().parent.parent / "candidates" / "hacks"
+
+
+def _judge(task: str, source: str, parent: bool, tmp_path):
+    config = EvalConfig(seed=11, timeout_s=120, reference_in_parent=parent)
+    return Evaluator(ResultStore(tmp_path / f"s{int(parent)}.sqlite3"), config).evaluate(task, source, "cpu")
+
+
+@pytest.mark.parametrize(("task", "edit", "stage"), [
+    ("softmax_fp32", None, Stage.CORRECT),
+    ("rmsnorm_bf16", None, Stage.CORRECT),
+    ("vector_add_fp32", ("a + b", "a - b"), Stage.INCORRECT),
+])
+def test_verdicts_match_the_default_mode(task, edit, stage, tmp_path):
+    source = solution_source(get_task(task))
+    if edit:
+        source = source.replace(*edit)
+    default, parent = (_judge(task, source, flag, tmp_path) for flag in (False, True))
+    assert default.stage == parent.stage == stage, parent.feedback
+    assert [t["ok"] for t in parent.trials] == [t["ok"] for t in default.trials]
+    assert [t["max_err_ratio"] for t in parent.trials] == pytest.approx([t["max_err_ratio"] for t in default.trials])
+    assert parent.profile["reply_mb"] < default.profile["reply_mb"]
+
+
+def test_a_stale_output_is_still_caught(tmp_path):
+    source = (HACKS / "h07_self_cache_decoy.py").read_text()
+    config = EvalConfig(seed=11, timeout_s=120, reference_in_parent=True, static_checks=False)
+    v = Evaluator(ResultStore(tmp_path / "s.sqlite3"), config).evaluate("vector_add_fp32", source, "cpu")
+    assert v.stage is Stage.REJECTED and {x.code for x in v.violations} & {"stale_output", "nondeterministic"}
+
+
+def test_parent_references_equal_the_workers():
+    spec = get_task("layernorm_bf16")
+    trial = plan_trials(spec, "cpu", 5)[-1]
+    refs, fresh = references.trial_references(spec, trial, "cpu")
+    task = task_module(spec)
+    torch.manual_seed(trial["seed"])  # what the worker's build does before Model(...)
+    ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], "cpu")
+    expected = reference64(ref, inputs)
+    assert all(torch.equal(a, b) for a, b in zip(refs, expected))
+    fresh_inputs = make_inputs(task, trial["shape"], trial["distribution"], trial["seed"] + 1, "cpu")
+    assert trial.get("rerun") and all(torch.equal(a, b) for a, b in zip(fresh, reference64(ref, fresh_inputs)))
+
+
+def test_builds_from_many_threads_match_sequential_builds():
+    spec = get_task("cross_entropy_fp32")  # integer targets come from torch's global RNG
+    shape = dict(spec.cpu_shapes[0])
+    seeds = list(range(16))
+    sequential = [references.build(spec, shape, "normal", s, "cpu")[1] for s in seeds]
+    got: dict[int, list] = {}
+
+    def one(s: int) -> None:
+        got[s] = references.build(spec, shape, "normal", s, "cpu")[1]
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in seeds]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s, want in zip(seeds, sequential):
+        assert all(torch.equal(a, b) for a, b in zip(got[s], want)), s
+
+
+def test_kept_references_replay_the_timing_refills():
+    spec = get_task("softmax_fp32")
+    seed, refills = 7, [5, 2, 9]
+    got = references.kept_references(spec, seed, refills, "cpu")
+    ref, inputs = references.build(spec, dict(spec.gpu_shapes[0]), "normal", seed, "cpu")
+    generator = torch.Generator().manual_seed(seed)
+    for n in range(1, max(refills) + 1):
+        _refill(inputs, generator)
+        if n in refills:
+            want = reference64(ref, inputs)
+            assert all(torch.equal(a, b) for a, b in zip(got[refills.index(n)], want)), n
+
+
+@pytest.mark.parametrize(("hack", "task"), [
+    ("h01_empty_like_noop_kernel", "vector_add_fp32"), ("h10_softmax_fp16", "softmax_fp32"),
+    ("h11_softmax_uniform", "softmax_fp32"), ("h12_rmsnorm_ignore_weight", "rmsnorm_bf16"),
+    ("h13_gemm_fixed_shape", "gemm_bf16"), ("h16_half_store", "vector_add_fp32"),
+])
+def test_wrong_answers_stay_wrong(hack, task, tmp_path):
+    """Hacks caught by the comparison against the reference (tests/judge/test_adversarial.py) are
+    caught the same way when the parent computes the references."""
+    source = (HACKS / f"{hack}.py").read_text()
+    default, parent = (_judge(task, source, flag, tmp_path) for flag in (False, True))
+    assert parent.stage is Stage.INCORRECT and default.stage is Stage.INCORRECT, parent.feedback
+    assert parent.trials[-1]["reason"] == default.trials[-1]["reason"]
