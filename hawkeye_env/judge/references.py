@@ -35,12 +35,12 @@ _BUILD_LOCK = threading.Lock()
 def build(spec: TaskSpec, shape: dict, distribution: str, seed: int, device: str) -> tuple[torch.nn.Module, list]:
     """The trial's reference model and inputs on ``device``, as the worker builds them."""
     task = task_module(spec)
-    with _BUILD_LOCK:
+    with _BUILD_LOCK:  # the global RNG: Model's default init, get_inputs' integer tensors
         init = task.get_init_inputs(**shape)
         torch.manual_seed(seed)
         ref = task.Model(*init)
-        randomize_parameters(ref, distribution, seed)
         inputs = make_inputs(task, shape, distribution, seed, device)
+    randomize_parameters(ref, distribution, seed)  # its own generator
     return ref.to(device), inputs
 
 
