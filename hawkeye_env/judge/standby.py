@@ -114,7 +114,10 @@ class StandbyPool:
                 self._idle, self._pid = {}, os.getpid()
             queue = self._idle.setdefault(key, [])
             standby = queue.pop(0) if queue else None
-            queue.append(Standby(serve, device, lane, memory_limit_bytes))
+            try:
+                queue.append(Standby(serve, device, lane, memory_limit_bytes))
+            except OSError:  # no process could be started (limits): the next take tries again
+                pass
         if standby is None:
             return None
         standby.ready.wait(READY_TIMEOUT_S + 5.0)
