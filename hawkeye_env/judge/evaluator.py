@@ -34,7 +34,7 @@ from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
-from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.tasks.registry import get_task, user_task_dirs
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION, reward
 
@@ -239,7 +239,7 @@ class Evaluator:
             "task": spec.id, "source": source, "device": device,
             "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
             "trials": plan_trials(spec, device, seed), "timing": None,
-            "parent_reference": self.config.reference_in_parent,
+            "parent_reference": self.config.reference_in_parent, "task_dirs": user_task_dirs(),
         }
         shape = dict(spec.gpu_shapes[0])
         cached_baselines = {}

@@ -6,8 +6,8 @@ CUDA state must never reach another candidate's verdict (REWARD_HACKS.md #6, #7)
 never reused. "Warm" therefore means what can be kept without sharing a live process:
 
 * the forkserver has already imported torch and triton (``sandbox.py``);
-* on CUDA, standby workers (``standby.py``) have created their CUDA context and loaded Triton's
-  runtime before their one candidate arrives;
+* standby workers (``standby.py``) have imported the judge's torch modules, loaded Triton's
+  runtime and on CUDA created their context before their one candidate arrives;
 * each lane has persistent Triton and inductor cache folders (``TRITON_CACHE_DIR``,
   ``TORCHINDUCTOR_CACHE_DIR`` set in the lane's workers), so a repeated kernel or the
   ``torch.compile`` baseline is loaded instead of recompiled. Both caches are keyed by a hash of the

@@ -8,8 +8,8 @@ malformed reply is killed and reported as a failure with its reason, never skipp
 decoded with ``torch.load(weights_only=True)``: tensors and plain containers only. The final reply
 (outputs and references at GPU shapes: 608 MiB for ``gemm_bf16``) is written to a file the parent
 names in the candidate's scratch folder, on ``/dev/shm`` when it has room, and read by the parent
-once the worker is dead; small messages and the fallback go through the pipe. On CUDA the worker
-is by default a standby that set itself up before the job existed (``standby.py``).
+once the worker is dead; small messages and the fallback go through the pipe. By default the
+worker is a standby that set itself up before the job existed (``standby.py``).
 
 On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
 shared before it first touches CUDA and exclusive before it times (a ``lane_request`` message,
@@ -162,7 +162,7 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     worker is gone, whatever happened to it; its final reply comes back as a file in that folder.
     ``lane`` (CUDA) picks the worker's GPU, its compile cache folders and the lock its timed
     section takes; without one the worker uses the current GPU and the process's default caches,
-    unlocked. Where standby workers are on (``standby.py``; by default on CUDA) the job goes to a
+    unlocked. Where standby workers are on (``standby.py``; by default) the job goes to a
     worker that has already set up this lane, and a replacement is started for the next job.
     """
     from hawkeye_env.judge import standby

@@ -1,14 +1,15 @@
 """What a standby worker loads before its candidate arrives (``standby.py``).
 
-Everything a first GPU verdict used to pay inside its candidate's time that trusted code can pay
-earlier: the CUDA context, one tiny Triton kernel (Triton's runtime, driver helpers and launcher),
-the cuBLAS GEMMs the float64 reference and the baselines use, and the random-number, cast and
-reduction kernels the input builder and the comparison run first. On CPU only Triton's import and
-the interpreter's set-up are paid. On the H200 a warm ``gemm_bf16`` verdict's profile showed 2.7-3.2 s
-in its first input build and 2.2 s in its first candidate call (``evals/results/
-judge-profile-h200-2026-11-30.json``, one worker); verdicts judged by standbys still showed 2.9 s
-and 2.3 s there, with four workers time-slicing the GPU (BENCHMARKS.md, runs 5-7). Which share of
-it is start-up needs a lone standby verdict's profile.
+Everything a fresh worker used to pay inside its candidate's time that trusted code can pay
+earlier: the torch modules the judge's first calls import (``torch._dynamo`` and
+``torch._inductor`` behind ``use_deterministic_algorithms``, the reference ops behind the input
+builder's meta-device probe), one tiny Triton kernel (Triton's runtime, driver helpers and
+launcher; the interpreter on CPU), and on a GPU the CUDA context, the cuBLAS GEMMs the float64
+reference and the baselines use, and the random-number, cast and reduction kernels the input
+builder and the comparison run first. On CPU the imports were 1.1 s of a 1.3 s worker job for
+``gemm_bf16`` (cProfile through ``HAWKEYE_PROFILE_DIR``); on the H200 verdicts showed 2.9 s of
+input building and 2.3 s of first candidate call (BENCHMARKS.md, runs 5-7), measured before the
+imports were part of the warm-up.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def warm_up(device: str) -> None:
     Raises ``RuntimeError`` when the tiny kernel computes a wrong value (a broken GPU or
     toolchain): the standby is then discarded and the candidate gets a fresh worker.
     """
+    # Imports a fresh worker otherwise pays inside its candidate's first call: enabling
+    # deterministic algorithms imports torch._dynamo and torch._inductor, and a meta-device draw
+    # (the input builder's shape probe) torch._refs; 1.1 s of a 1.3 s CPU worker job for
+    # gemm_bf16 (cProfile through HAWKEYE_PROFILE_DIR).
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.use_deterministic_algorithms(False)
+    with torch.device("meta"):
+        torch.randn(2, 2)
     x = torch.arange(WARM_N, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
     _scale_kernel[(triton.cdiv(WARM_N, 128),)](x, y, WARM_N, BLOCK=128)

@@ -25,7 +25,7 @@ import torch.utils.deterministic
 
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-from hawkeye_env.tasks.registry import get_task, task_module
+from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
 
@@ -92,6 +92,9 @@ class _Run:
     def __init__(self, job: dict):
         self.job = job
         self.device = job["device"]
+        for folder in job.get("task_dirs") or []:
+            if folder not in user_task_dirs():
+                register_tasks_from(folder)
         self.spec = get_task(job["task"])
         self.task = task_module(self.spec)
         self.name = job["module_name"]

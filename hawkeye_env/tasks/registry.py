@@ -6,8 +6,9 @@ task means adding its module path to ``TASK_MODULES``; nothing else registers it
 User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``) hold
 one task module per top-level ``.py`` file and a ``TASK_FOLDER_MARKER`` file. They are registered
 at run time by ``register_tasks_from(folder)``, or by listing them in the ``HAWKEYE_TASK_DIRS``
-environment variable (``os.pathsep``-separated). Judge workers start with the parent's
-``sys.path``, so marked folders on ``sys.path`` are registered too.
+environment variable (``os.pathsep``-separated). Marked folders on ``sys.path`` are registered
+too. Every judge job carries the parent's user task folders, which the worker registers before it
+looks its task up (a standby worker started before a folder was registered still finds it).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ TASK_DIRS_ENV = "HAWKEYE_TASK_DIRS"
 TASK_FOLDER_MARKER = "HAWKEYE_TASKS"
 
 
-def _task_dirs() -> list[str]:
+def user_task_dirs() -> list[str]:
     """User task folders: ``HAWKEYE_TASK_DIRS`` entries, then marked folders on ``sys.path``."""
     dirs = [str(Path(d).resolve()) for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
     dirs += [d for d in sys.path if d and (Path(d) / TASK_FOLDER_MARKER).is_file()]
@@ -74,7 +75,7 @@ def _folder_modules(folder: str) -> list[str]:
 @cache
 def _specs() -> dict[str, TaskSpec]:
     specs: dict[str, TaskSpec] = {}
-    paths = list(TASK_MODULES) + [m for d in _task_dirs() for m in _folder_modules(d)]
+    paths = list(TASK_MODULES) + [m for d in user_task_dirs() for m in _folder_modules(d)]
     for path in paths:
         spec = importlib.import_module(path).SPEC
         if spec.id in specs:
