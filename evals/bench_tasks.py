@@ -87,11 +87,6 @@ def target_rows(spec: TaskSpec, row: dict, device: str) -> dict:
     return out
 
 
-def bench_task(evaluator: Evaluator, spec: TaskSpec, device: str, copy: dict | None) -> dict:
-    """Judge ``spec``'s expert solution once (no verdict cache) and derive the report row."""
-    return task_row(spec, evaluator.evaluate(spec.id, solution_source(spec), device, use_cache=False), device, copy)
-
-
 def task_row(spec: TaskSpec, v, device: str, copy: dict | None) -> dict:
     """The report row of ``spec`` from the verdict ``v`` of its expert solution."""
     row = {"stage": v.stage.value, "timed": v.timed, "error": v.error,

@@ -63,15 +63,6 @@ def trial_references(spec: TaskSpec, trial: dict, device: str) -> tuple[list, li
     return refs, fresh
 
 
-def replay_refills(inputs: list, seed: int, refills: int) -> list:
-    """``inputs`` after ``refills`` refills by the timing harness (in place; returned)."""
-    generator = torch.Generator(device=next(x.device for x in inputs if isinstance(x, torch.Tensor)))
-    generator.manual_seed(seed)
-    for _ in range(refills):
-        _refill(inputs, generator)
-    return inputs
-
-
 def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) -> list[list]:
     """References of the kept timed iterations: the timing inputs (first GPU shape, ``normal``,
     ``seed``) after each kept iteration's number of refills, replayed once in increasing order."""
@@ -88,4 +79,4 @@ def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) 
     return results
 
 
-__all__ = ["build", "kept_references", "replay_refills", "trial_references"]
+__all__ = ["build", "kept_references", "trial_references"]

@@ -66,7 +66,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         dict with ``median_ms``, ``iqr_ms``, ``cv``, ``wall_median_ms``, ``attempts``,
         ``event_ms`` (list), ``wall_ms`` (list), ``kept``: list of ``(inputs, output)`` clones, and
         ``kept_refills``: for each kept pair, how many ``_refill`` calls on the ``seed`` generator
-        produced its inputs from the initial ones (``references.replay_refills``).
+        produced its inputs from the initial ones (``references.kept_references``).
     """
     device = next(x.device for x in inputs if isinstance(x, torch.Tensor))
     generator = torch.Generator(device=device).manual_seed(seed)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from evals.bench_tasks import bench_task, render, target_rows
+from evals.bench_tasks import render, target_rows, task_row
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 
@@ -36,17 +36,6 @@ def test_cpu_run_writes_json_with_the_expected_keys(tmp_path):
     assert "| vector_add_fp32 | correct |" in proc.stdout
 
 
-class FakeEvaluator:
-    """Returns one prepared verdict, as ``Evaluator.evaluate`` would."""
-
-    def __init__(self, verdict: Verdict):
-        self.verdict = verdict
-
-    def evaluate(self, task, source, device, use_cache=True):
-        assert "ModelNew" in source and use_cache is False
-        return self.verdict
-
-
 def test_gpu_row_reports_speedups_roofline_units_and_targets():
     spec = dataclasses.replace(get_task("gemm_bf16"), targets={
         "cublas": 0.95, "eager": 1.5, "fla": 1.0, "copy_bandwidth": 0.5, "compile": 1.0,
@@ -57,7 +46,7 @@ def test_gpu_row_reports_speedups_roofline_units_and_targets():
                 speedup={"eager": 2.0, "cublas": 0.9}, vendor_baselines=["cublas"],
                 baselines_unavailable={"fla": "fla is not installed"}, timing={"cv": 0.01})
     copy = {"gbps": 4000.0}
-    row = bench_task(FakeEvaluator(v), spec, "cuda", copy)
+    row = task_row(spec, v, "cuda", copy)
     assert row["expert_ms"] == 0.2 and row["baselines_ms"] == {"eager": 0.4, "cublas": 0.18}
     assert row["tflops"] == pytest.approx(spec.flops(**shape) / 0.2e-3 / 1e12)
     assert row["gbps"] == pytest.approx(spec.bytes_moved(**shape) / 0.2e-3 / 1e9)

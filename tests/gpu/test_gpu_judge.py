@@ -49,11 +49,8 @@ def test_side_stream_is_rejected_statically_and_by_the_clocks(store):
     source = (CANDIDATES / "side_stream.py").read_text()
     assert _evaluator(store).evaluate("vector_add_fp32", source, "cuda").stage == Stage.REJECTED
     v = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda")
-    # The clocks catch it either way: the host wall clock far above the device events, or device
-    # events that missed so much of the side-stream work that the time is below the roofline floor
-    # (the H200 run of 2026-11-30: events 0.165 ms against a 0.168 ms floor).
     assert v.stage == Stage.REJECTED, v.feedback
-    assert {"timing_escape", "impossible_time"} & {x.code for x in v.violations}, v.feedback
+    assert "timing_escape" in {x.code for x in v.violations}, v.feedback
     assert v.reward == -1.0
 
 
