@@ -43,8 +43,14 @@ from hawkeye_env.judge.lanes import Lane, LaneClaim
 
 # triton is preloaded only where CUDA workers are expected: the interpreter (CPU) must see
 # TRITON_INTERPRET=1 before triton's own @jit helpers are defined, so CPU workers import it late.
+# On CUDA the server also preloads the torch modules every worker's first calls import
+# (``torch._dynamo`` and ``torch._inductor`` behind ``use_deterministic_algorithms``, ``torch._refs``
+# behind the input builder's meta probe): H200 run 9 measured that import at 5.4-5.9 s in each
+# standby (BENCHMARKS.md), long enough that back-to-back verdicts waited for their standby. They
+# import triton, so the CPU server, whose children must set TRITON_INTERPRET first, leaves them to
+# the standby warm-up (``warmup.py``).
 PRELOAD_CPU = ["torch", "hawkeye_env.judge.worker"]
-PRELOAD_CUDA = PRELOAD_CPU + ["triton"]
+PRELOAD_CUDA = PRELOAD_CPU + ["triton", "torch._dynamo", "torch._inductor", "torch._refs"]
 POLL_S = 0.05
 KILL_GRACE_S = 2.0
 # While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds

@@ -1,18 +1,28 @@
 """What a standby worker loads before its candidate arrives (``standby.py``).
 
 Everything a fresh worker used to pay inside its candidate's time that trusted code can pay
-earlier: the torch modules the judge's first calls import (``torch._dynamo`` and
-``torch._inductor`` behind ``use_deterministic_algorithms``, the reference ops behind the input
-builder's meta-device probe), one tiny Triton kernel (Triton's runtime, driver helpers and
-launcher; the interpreter on CPU), and on a GPU the CUDA context, the cuBLAS GEMMs the float64
-reference and the baselines use, and the random-number, cast and reduction kernels the input
-builder and the comparison run first. On CPU the imports were 1.1 s of a 1.3 s worker job for
-``gemm_bf16`` (cProfile through ``HAWKEYE_PROFILE_DIR``); on the H200 verdicts showed 2.9 s of
-input building and 2.3 s of first candidate call (BENCHMARKS.md, runs 5-7), measured before the
-imports were part of the warm-up.
+earlier, in two parts:
+
+* ``warm_host``: the torch modules the judge's first calls import (``torch._dynamo`` and
+  ``torch._inductor`` behind ``use_deterministic_algorithms``, the reference ops behind the input
+  builder's meta-device probe). Host work only, so it runs before the worker asks for its GPU's
+  lane lock; on CPU it was 1.1 s of a 1.3 s worker job for ``gemm_bf16`` (cProfile through
+  ``HAWKEYE_PROFILE_DIR``).
+* ``warm_device``: one tiny Triton kernel (Triton's runtime, driver helpers and launcher; the
+  interpreter on CPU), and on a GPU the cuBLAS GEMMs the float64 reference and the baselines use
+  and the random-number, cast and reduction kernels the input builder and the comparison run
+  first. On CUDA it runs under the shared lane lock, in steps with a ``checkpoint`` between
+  them where the worker gives the lock back and asks for it again, so a timed section queued on
+  the GPU goes first: H200 run 8 (BENCHMARKS.md) measured lone ``gemm_bf16`` verdicts waiting
+  4.2 s for the exclusive lock behind the replacement standby's warm-up when the whole warm-up,
+  imports included, ran under the lock.
+
+Both return the seconds each step took, which the worker reports in its verdict's profile.
 """
 
 from __future__ import annotations
+
+import time
 
 import torch
 import triton
@@ -28,36 +38,68 @@ def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
 
 
-def warm_up(device: str) -> None:
-    """Run the warm-up kernels on ``device`` and check their result; frees what they allocated.
-
-    Raises ``RuntimeError`` when the tiny kernel computes a wrong value (a broken GPU or
-    toolchain): the standby is then discarded and the candidate gets a fresh worker.
-    """
-    # Imports a fresh worker otherwise pays inside its candidate's first call: enabling
-    # deterministic algorithms imports torch._dynamo and torch._inductor, and a meta-device draw
-    # (the input builder's shape probe) torch._refs; 1.1 s of a 1.3 s CPU worker job for
-    # gemm_bf16 (cProfile through HAWKEYE_PROFILE_DIR).
+def warm_host() -> dict[str, float]:
+    """Imports a fresh worker otherwise pays inside its candidate's first call; touches no GPU.
+    Returns ``{"imports_s": seconds}``."""
+    started = time.monotonic()
+    # Enabling deterministic algorithms imports torch._dynamo and torch._inductor; a meta-device
+    # draw (the input builder's shape probe) imports torch._refs.
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.use_deterministic_algorithms(False)
     with torch.device("meta"):
         torch.randn(2, 2)
+    return {"imports_s": time.monotonic() - started}
+
+
+def _triton(device: str) -> None:
     x = torch.arange(WARM_N, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
     _scale_kernel[(triton.cdiv(WARM_N, 128),)](x, y, WARM_N, BLOCK=128)
     if not torch.equal(y, 2 * x):
         raise RuntimeError("warm-up kernel computed a wrong result")
+
+
+def _cublas(device: str) -> None:
+    for dtype in (torch.bfloat16, torch.float32, torch.float64):
+        a = torch.ones(64, 64, dtype=dtype, device=device)
+        (a @ a).sum().item()
+
+
+def _rng_and_casts(device: str) -> None:
+    g = torch.Generator(device=device).manual_seed(0)
+    r = torch.randn(WARM_N, generator=g, device=device) + torch.rand(WARM_N, generator=g, device=device)
+    for dtype in (torch.bfloat16, torch.float16, torch.float64):
+        r.to(dtype).double().abs().max().item()
+
+
+# (profile key, step, devices it runs on), in order.
+STEPS = (
+    ("triton_s", _triton, ("cpu", "cuda")),
+    ("cublas_s", _cublas, ("cuda",)),
+    ("rng_casts_s", _rng_and_casts, ("cuda",)),
+)
+
+
+def warm_device(device: str, checkpoint=lambda: None) -> dict[str, float]:
+    """Run the warm-up kernels on ``device`` (``cpu``: the Triton interpreter only), calling
+    ``checkpoint()`` between steps; frees what they allocated. Returns ``{"<step>_s": seconds}``.
+
+    Raises ``RuntimeError`` when the tiny kernel computes a wrong value (a broken GPU or
+    toolchain): the standby is then discarded and the candidate gets a fresh worker.
+    """
+    steps = [(name, step) for name, step, devices in STEPS if device in devices]
+    spent: dict[str, float] = {}
+    for i, (name, step) in enumerate(steps):
+        if i:
+            checkpoint()
+        started = time.monotonic()
+        step(device)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        spent[name] = time.monotonic() - started
     if device == "cuda":
-        for dtype in (torch.bfloat16, torch.float32, torch.float64):
-            a = torch.ones(64, 64, dtype=dtype, device=device)
-            (a @ a).sum().item()
-        g = torch.Generator(device=device).manual_seed(0)
-        r = torch.randn(WARM_N, generator=g, device=device) + torch.rand(WARM_N, generator=g, device=device)
-        for dtype in (torch.bfloat16, torch.float16, torch.float64):
-            r.to(dtype).double().abs().max().item()
-        torch.cuda.synchronize()
-        del x, y, a, r
         torch.cuda.empty_cache()
+    return spent
 
 
-__all__ = ["warm_up"]
+__all__ = ["STEPS", "warm_device", "warm_host"]

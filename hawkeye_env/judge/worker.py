@@ -341,15 +341,22 @@ def _lane_request(conn, mode: str) -> None:
         raise RuntimeError(f"lane {mode} refused: {answer}")
 
 
-def _enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
-    """Set the process up for ``device`` and its lane: cache folders, interpreter or GPU pinning,
-    and on CUDA the shared lane lock before the first CUDA call. Returns ``(lane, wait_s)``:
-    the function that asks the parent for a lock mode, and the seconds spent waiting for it."""
+def _prepare_lane(device: str, memory_limit_bytes: int, lane_info: dict) -> int | None:
+    """Set the process up for ``device`` and its lane without touching CUDA: cache folders,
+    interpreter or GPU pinning. Returns the GPU index to select (None: the default)."""
     os.environ.update({str(k): str(v) for k, v in (lane_info.get("env") or {}).items()})
     _setup(device, memory_limit_bytes)
+    if device == "cuda" and lane_info.get("gpu") is not None:
+        return _pin_gpu(int(lane_info["gpu"]))
+    return None
+
+
+def _take_gpu(conn, device: str, index: int | None):
+    """On CUDA, wait for the shared lane lock, then create the CUDA context on GPU ``index``.
+    Returns ``(lane, wait_s)``: the function that asks the parent for a lock mode, and the
+    seconds spent waiting for it."""
     if device != "cuda":
         return (lambda mode: None), 0.0
-    index = _pin_gpu(int(lane_info["gpu"])) if lane_info.get("gpu") is not None else None
     lane = lambda mode: _lane_request(conn, mode)  # noqa: E731
     waiting = time.monotonic()
     lane("shared")
@@ -358,6 +365,38 @@ def _enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
     if index is not None:
         torch.cuda.set_device(index)
     return lane, wait_s
+
+
+def _enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
+    """``_prepare_lane`` then ``_take_gpu``: the shared lane lock is held before the first CUDA
+    call. Returns ``(lane, wait_s)``."""
+    return _take_gpu(conn, device, _prepare_lane(device, memory_limit_bytes, lane_info))
+
+
+def _warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict):
+    """A standby's set-up before any job exists (``warmup.py``): host imports with no lock held,
+    then under the shared lock the CUDA context and the device warm-up, giving the lock back
+    between steps so a queued timed section goes first; the lock is dropped at the end. Returns
+    ``(lane, spent)``: the lock-request function and the seconds of each step and of the lock
+    waits, for the verdict's profile."""
+    from hawkeye_env.judge.warmup import warm_device, warm_host
+
+    index = _prepare_lane(device, memory_limit_bytes, standby_lane)
+    spent = warm_host()
+    started = time.monotonic()
+    lane, wait_s = _take_gpu(conn, device, index)
+    spent["context_s"] = time.monotonic() - started - wait_s
+    waits = [wait_s]
+
+    def checkpoint() -> None:
+        waiting = time.monotonic()
+        lane("shared")
+        waits.append(time.monotonic() - waiting)
+
+    spent.update(warm_device(device, checkpoint))
+    lane("none")
+    spent["lock_wait_s"] = sum(waits)
+    return lane, spent
 
 
 def _send_final(conn, reply: dict, path: str | None) -> None:
@@ -402,9 +441,9 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     On CUDA the worker pins its lane's GPU and waits for the shared lane lock before anything
     touches CUDA; the lane's cache folders are set before anything compiles.
 
-    With ``standby_lane`` (``standby.py``) the worker sets up that lane before any job exists:
-    it creates its CUDA context and loads cuBLAS and Triton's runtime (``warmup.py``) under the
-    shared lock, drops the lock, says ``ready`` and only then reads its one job, retaking the
+    With ``standby_lane`` (``standby.py``) the worker sets up that lane before any job exists
+    (``_warm_standby``: imports unlocked, then its CUDA context, cuBLAS and Triton's runtime under
+    the shared lock), drops the lock, says ``ready`` and only then reads its one job, retaking the
     shared lock before it runs it. No candidate code has run in it before that job.
     """
     import json
@@ -412,12 +451,9 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     started = time.monotonic()
     profile: dict[str, float] = {}
     if standby_lane is not None:
-        lane, wait_s = _enter_lane(conn, device, memory_limit_bytes, standby_lane)
-        from hawkeye_env.judge.warmup import warm_up
-
-        warm_up(device)
-        lane("none")
-        _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - wait_s})
+        lane, warmed = _warm_standby(conn, device, memory_limit_bytes, standby_lane)
+        profile.update({f"standby.{k}": v for k, v in warmed.items()})
+        _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - warmed["lock_wait_s"]})
         job = json.loads(conn.recv_bytes().decode("utf-8"))
         started = time.monotonic()
         lane("shared")

@@ -16,7 +16,7 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import sandbox, standby
+from hawkeye_env.judge import sandbox, standby, warmup
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, _comparing_on
 from hawkeye_env.judge.lanes import EXCLUSIVE, Lane, LaneLock
 from hawkeye_env.judge.store import ResultStore
@@ -62,10 +62,22 @@ def test_a_standby_serves_one_candidate_then_dies(standbys):
     outcome = sandbox._run(serve, job, 120, LIMIT, None, first.handoff())
     assert outcome.failure == "", outcome.detail
     assert outcome.reply["stage"] == "ok" and outcome.reply["profile"]["standby"] == 1.0
+    warmed = outcome.reply["profile"]
+    assert warmed["standby.imports_s"] > 0 and warmed["standby.triton_s"] > 0
+    assert warmed["standby.lock_wait_s"] == 0.0  # no lane lock on CPU
     assert not first.proc.is_alive()  # one job per process
     second = standbys.take(serve, "cpu", None, LIMIT)
     assert second is not None and second.proc.pid != first.proc.pid
     assert standbys.idle() == 1  # the replacement started by the last take
+
+
+def test_device_warm_up_gives_the_lane_lock_back_between_steps(monkeypatch):
+    calls = []
+    steps = tuple((f"s{i}_s", lambda device, i=i: calls.append(f"step{i}"), ("cpu",)) for i in range(3))
+    monkeypatch.setattr(warmup, "STEPS", steps + (("gpu_only_s", lambda d: calls.append("gpu"), ("cuda",)),))
+    spent = warmup.warm_device("cpu", checkpoint=lambda: calls.append("checkpoint"))
+    assert calls == ["step0", "checkpoint", "step1", "checkpoint", "step2"]
+    assert sorted(spent) == ["s0_s", "s1_s", "s2_s"]
 
 
 def test_verdicts_from_standbys_match_fresh_workers(standbys, tmp_path, monkeypatch):
