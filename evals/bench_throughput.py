@@ -204,8 +204,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timeout", type=float, default=None, help="worker timeout s (default 60 on CUDA, 10 on CPU)")
     parser.add_argument("--repeats", type=int, default=None, help="lone warm gemm_bf16 verdicts (default 3; 1 on CPU)")
     parser.add_argument("--phases", nargs="*", default=["cold", "warm"], choices=["cold", "warm"])
-    parser.add_argument("--reference-in-parent", action="store_true",
-                        help="the parent computes the float64 references (EvalConfig.reference_in_parent)")
+    parser.add_argument("--reference-in-parent", action=argparse.BooleanOptionalAction, default=True,
+                        help="the parent computes the float64 references (EvalConfig.reference_in_parent, "
+                             "the default); --no-reference-in-parent: the workers ship them")
     parser.add_argument("--merge", type=Path, nargs="*", default=None, help="merge these reports instead of running")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from hawkeye_env.judge import baselines
 from hawkeye_env.judge.evaluator import EvalConfig, resolve_device, software_versions
+from hawkeye_env.judge.lanes import default_lane
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -40,8 +41,6 @@ def measure_task(spec: TaskSpec, device: str, store, config: EvalConfig, refresh
     ``{"median_ms", "tflops", "gbps", "cached", ...}`` or ``{"unavailable": reason, "cached"}``.
     ``error`` is set when the worker failed; its baselines are then absent and nothing is stored.
     """
-    from hawkeye_env.judge import sandbox
-
     shape = dict(spec.gpu_shapes[0])
     versions = software_versions(device, spec)
     names = baselines.planned(spec, config.baselines, config.vendor_baselines)
@@ -50,16 +49,10 @@ def measure_task(spec: TaskSpec, device: str, store, config: EvalConfig, refresh
     missing = [n for n in names if n not in entries]
     error = ""
     if missing:
-        job = {"task": spec.id, "device": device, "shape": shape,
-               "timing": {"seed": SEED, "iters": config.iters, "retries": config.retries, "baselines": missing}}
-        outcome = sandbox._run(baselines.serve_baselines, job, config.timeout_s, MEMORY_LIMIT_BYTES)
-        if outcome.reply is None:
-            error = f"{outcome.failure}: {outcome.detail}"
-        else:
-            error = str(outcome.reply.get("error", ""))
-            for name, entry in outcome.reply.get("baselines", {}).items():
-                baselines.store_entry(store, spec.id, shape, device, versions, name, entry)
-                entries[name] = {**entry, "cached": False}
+        timing = {"seed": SEED, "iters": config.iters, "retries": config.retries}
+        measured, error = baselines.measure_missing(store, spec, shape, device, versions, missing, timing,
+                                                    config.timeout_s, MEMORY_LIMIT_BYTES, default_lane(device))
+        entries.update({n: {**e, "cached": False} for n, e in measured.items()})
     flops, nbytes = spec.flops(**shape), spec.bytes_moved(**shape)
     out = {}
     for name in names:

@@ -12,10 +12,14 @@ Two kinds of baseline share one timing path (``time_baselines``, built on ``timi
   ``BaselineUnavailable`` or anything else is reported as unavailable with the reason, so a broken
   baseline never turns a candidate's verdict into an error.
 
-The worker (``worker.py``) calls ``time_baselines`` after timing a candidate; ``serve_baselines``
-is the entry point of a baseline-only worker (``hawkeye baselines``), with no candidate at all.
-The parent caches results with ``store_entry`` / ``cached_entries``; vendor unavailability is
-cached too, so a missing library is not retried on every verdict.
+Baselines are timed by a baseline-only worker (``serve_baselines``, started by ``measure_missing``
+for the judge and for ``hawkeye baselines``), with no candidate code in its process, under the
+GPU's timing lock. The parent caches results with ``store_entry`` / ``cached_entries``; vendor
+unavailability is cached too, so a missing library is not retried on every verdict. ``MEASURING``
+makes the verdicts of one process have a task's missing baselines measured once, one verdict at a
+time: before it, the first four candidates of a batch each compiled and timed the same baselines
+side by side on one GPU. Only when the baseline-only worker fails does a candidate's worker
+(``worker.py``) call ``time_baselines`` after timing the candidate.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from __future__ import annotations
 import functools
 import importlib
 import io
+import json
 import os
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 
@@ -34,6 +40,29 @@ from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
 JUDGE_BASELINES = ("eager", "compile")
 # Unavailability reasons reach the agent's feedback; exception texts can be pages long.
 MAX_REASON_CHARS = 300
+
+
+class MeasuringLocks:
+    """One lock per ``(task, shape, device, versions)``: held by the verdict that has the task's
+    missing baselines measured (``measure_missing``), so the process's other verdicts of the task
+    wait and then read them from the store. Reset in a forked child, where a lock held at fork time
+    would never be released."""
+
+    def __init__(self):
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._locks, self._guard = {}, threading.Lock()
+
+    def lock(self, task: str, shape: dict, device: str, versions: dict) -> threading.Lock:
+        key = json.dumps([task, shape, device, versions], sort_keys=True)
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+MEASURING = MeasuringLocks()
 
 
 def planned(spec: TaskSpec, judge: Iterable[str], vendor: bool) -> list[str]:
@@ -136,25 +165,35 @@ def reference_and_inputs(spec: TaskSpec, shape: dict, seed: int, device: str) ->
     return ref.to(device), make_inputs(module, shape, "normal", seed, device)
 
 
-def run_baseline_job(job: dict) -> dict:
-    """Trusted, candidate-free job: ``{"task", "device", "shape", "timing": plan}`` -> name -> entry."""
+def run_baseline_job(job: dict, lane=lambda mode: None) -> dict:
+    """Trusted, candidate-free job: ``{"task", "device", "shape", "timing": plan}`` -> name -> entry.
+    ``lane(mode)`` is the worker's lock request (``worker._take_gpu``): the inputs are drawn under
+    the shared lock, the baselines timed under the exclusive one."""
     from hawkeye_env.tasks.registry import get_task
 
     spec = get_task(job["task"])
     ref, inputs = reference_and_inputs(spec, job["shape"], job["timing"]["seed"], job["device"])
-    return time_baselines(spec, ref, inputs, job["timing"], judge_errors_raise=False)
+    lane("exclusive")
+    try:
+        return time_baselines(spec, ref, inputs, job["timing"], judge_errors_raise=False)
+    finally:
+        lane("none")
 
 
 def serve_baselines(conn, device: str, memory_limit_bytes: int) -> None:
-    """Process entry point (``sandbox``'s protocol): read one baseline job as JSON bytes, send
+    """Process entry point (``sandbox``'s protocol): read one baseline job as JSON bytes, take its
+    lane (GPU pinning, caches, the timing lock through the parent) like a candidate's worker, send
     ``{"kind": "final", "baselines": ..., "error": ...}`` as ``torch.save`` bytes."""
     import json
+
+    from hawkeye_env.judge.worker import _enter_lane
 
     torch.set_grad_enabled(False)
     job = json.loads(conn.recv_bytes().decode("utf-8"))
     reply: dict = {"kind": "final", "baselines": {}, "error": ""}
     try:
-        reply["baselines"] = run_baseline_job(job)
+        lane, _ = _enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
+        reply["baselines"] = run_baseline_job(job, lane)
     except Exception:  # noqa: BLE001 - reported to the parent as text
         reply["error"] = traceback.format_exc(limit=8)
     buf = io.BytesIO()
@@ -162,6 +201,27 @@ def serve_baselines(conn, device: str, memory_limit_bytes: int) -> None:
     conn.send_bytes(buf.getvalue())
     conn.close()
     os._exit(0)  # no interpreter teardown: torch.compile's worker pools can delay a normal exit
+
+
+def measure_missing(store, spec: TaskSpec, shape: dict, device: str, versions: dict, names: list[str],
+                    timing: dict, timeout_s: float, memory_limit_bytes: int, lane=None) -> tuple[dict, str]:
+    """Time ``names`` for ``spec`` at ``shape`` in a fresh baseline-only worker (no candidate code
+    in it, so nothing a candidate left behind can slow a baseline down and raise its speedups), on
+    ``lane`` under its timing lock, and store what it measured. ``timing`` holds the ``seed``,
+    ``iters`` and ``retries``. Returns ``(entries, error)``: name -> ``time_baselines`` entry, and
+    the worker's failure ("" when none)."""
+    from hawkeye_env.judge import sandbox
+
+    job = {"task": spec.id, "device": device, "shape": shape, "timing": {**timing, "baselines": list(names)}}
+    if lane is not None:
+        job["lane"] = lane.job_fields()
+    outcome = sandbox._run(serve_baselines, job, timeout_s, memory_limit_bytes, lane)
+    if outcome.reply is None:
+        return {}, f"{outcome.failure}: {outcome.detail}"
+    entries = outcome.reply.get("baselines", {})
+    for name, entry in entries.items():
+        store_entry(store, spec.id, shape, device, versions, name, entry)
+    return entries, str(outcome.reply.get("error", ""))
 
 
 # -- parent side: the store ----------------------------------------------------------------------

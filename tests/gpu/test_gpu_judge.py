@@ -99,11 +99,31 @@ def test_standby_workers_judge_like_fresh_ones(store, monkeypatch):
 
 
 def test_parent_references_judge_like_worker_references(store):
-    """``reference_in_parent``: same verdict at the GPU shape, kept timed outputs checked against
-    replayed inputs, and a smaller reply."""
+    """``reference_in_parent`` (the default): same verdict at the GPU shape as worker-computed
+    references, kept timed outputs checked against replayed inputs, and a smaller reply."""
     source = solution_source(get_task("softmax_fp32"))
-    default = _evaluator(store).evaluate("softmax_fp32", source, "cuda", use_cache=False)
-    parent = _evaluator(store, reference_in_parent=True).evaluate("softmax_fp32", source, "cuda", use_cache=False)
-    assert default.stage == parent.stage == Stage.CORRECT, parent.feedback
+    worker = _evaluator(store, reference_in_parent=False).evaluate("softmax_fp32", source, "cuda", use_cache=False)
+    parent = _evaluator(store).evaluate("softmax_fp32", source, "cuda", use_cache=False)
+    assert worker.stage == parent.stage == Stage.CORRECT, parent.feedback
     assert parent.timed and not parent.violations
-    assert parent.profile["reply_mb"] < 0.7 * default.profile["reply_mb"]
+    assert parent.profile["reply_mb"] < 0.7 * worker.profile["reply_mb"]
+
+
+def test_missing_baselines_are_timed_in_a_baseline_only_worker(tmp_path, monkeypatch):
+    """A verdict that finds no stored baselines has them timed by a candidate-free worker first;
+    the candidate's own worker times none."""
+    from hawkeye_env.judge import sandbox
+
+    plans = []
+    real = sandbox.run_in_worker
+
+    def spy(job, *args, **kwargs):
+        plans.append(list(job["timing"]["baselines"]))
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "run_in_worker", spy)
+    fresh = ResultStore(tmp_path / "results.sqlite3")
+    v = _evaluator(fresh).evaluate("softmax_fp32", solution_source(get_task("softmax_fp32")), "cuda", use_cache=False)
+    assert v.stage == Stage.CORRECT and v.timed, v.feedback
+    assert plans == [[]] and v.times_ms["eager"] > 0
+    assert v.profile["baseline_wait_s"] >= 0

@@ -167,6 +167,8 @@ def _planned_job(monkeypatch, store: ResultStore, config: EvalConfig) -> dict:
         raise Planned
 
     monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    # the baseline-only worker fails, so the candidate's plan shows every baseline still missing
+    monkeypatch.setattr(baselines, "measure_missing", lambda *a, **k: ({}, "crash: not started"))
     v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash="0" * 64, versions=VERSIONS)
     with pytest.raises(Planned):
         Evaluator(store, config)._judge(VENDOR_GEMM, solution_source(GEMM), "cuda", v)
@@ -182,6 +184,70 @@ def test_evaluator_plans_vendor_baselines_and_skips_cached_ones(monkeypatch):
     assert _planned_job(monkeypatch, store, EvalConfig())["baselines"] == ["compile", "fakeblas", "broken", "nolib"]
     assert _planned_job(monkeypatch, store, EvalConfig(vendor_baselines=False))["baselines"] == ["compile"]
     assert EvalConfig().key()["vendor_baselines"] is True
+
+
+def _judge_concurrently(monkeypatch, store: ResultStore, measures: list[bool], n: int = 4) -> tuple[list, list, int]:
+    """``n`` threads judge GEMM on CUDA with fake workers: baseline-only worker call ``i`` stays
+    0.2 s and stores what it was asked for when ``measures[i]``; every candidate worker stays 0.1 s.
+    Returns the baseline calls' names, the candidates' timing plans, and the most candidate
+    workers ever in flight together."""
+    import threading
+    import time
+
+    measured, plans, flight, peak, guard = [], [], [0], [0], threading.Lock()
+
+    def fake_measure(store_, spec, shape, device, versions, names, timing, timeout_s, memory, lane=None):
+        i = len(measured)
+        measured.append(list(names))
+        time.sleep(0.2)
+        if measures[i]:
+            for name in names:
+                store.put_baseline(GEMM.id, SHAPE, "cuda", VERSIONS, name, 1.0, {})
+            return {n: {"median_ms": 1.0} for n in names}, ""
+        return {}, "crash: fake baseline worker"
+
+    def fake_worker(job, *args, **kwargs):
+        with guard:
+            plans.append(list(job["timing"]["baselines"]))
+            flight[0] += 1
+            peak[0] = max(peak[0], flight[0])
+        time.sleep(0.1)
+        with guard:
+            flight[0] -= 1
+        return sandbox.Outcome(None, "crash", "fake worker")
+
+    monkeypatch.setattr(baselines, "measure_missing", fake_measure)
+    monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    ev = Evaluator(store, EvalConfig(vendor_baselines=False))
+    verdicts = [Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash=f"{i}" * 64, versions=VERSIONS)
+                for i in range(n)]
+    threads = [threading.Thread(target=ev._judge, args=(GEMM, solution_source(GEMM), "cuda", v)) for v in verdicts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert all(v.profile.get("baseline_wait_s", -1) >= 0 for v in verdicts)
+    return measured, plans, peak[0]
+
+
+def test_a_baseline_only_worker_measures_missing_baselines_once_and_candidates_run_together(monkeypatch):
+    measured, plans, peak = _judge_concurrently(monkeypatch, ResultStore(":memory:"), measures=[True])
+    assert measured == [["eager", "compile"]]
+    assert plans == [[], [], [], []]  # no candidate's worker times a baseline
+    assert peak == 4
+
+
+def test_when_the_baseline_worker_fails_the_candidates_worker_times_them_and_the_next_verdict_retries(monkeypatch):
+    measured, plans, _ = _judge_concurrently(monkeypatch, ResultStore(":memory:"), measures=[False, True], n=2)
+    assert measured == [["eager", "compile"], ["eager", "compile"]]
+    assert sorted(plans) == [[], ["eager", "compile"]]
+
+
+def test_measuring_locks_are_per_task_shape_device_and_versions():
+    locks = baselines.MeasuringLocks()
+    assert locks.lock("t", SHAPE, "cuda", VERSIONS) is locks.lock("t", dict(SHAPE), "cuda", dict(VERSIONS))
+    assert locks.lock("t", SHAPE, "cuda", VERSIONS) is not locks.lock("u", SHAPE, "cuda", VERSIONS)
+    assert locks.lock("t", SHAPE, "cuda", VERSIONS) is not locks.lock("t", SHAPE, "cuda", {**VERSIONS, "torch": "y"})
 
 
 def _entry(ms: float) -> dict:
