@@ -4,7 +4,8 @@ It starts from sources that already define ``ModelNew``: the task's expert solut
 (``registry.solution_source``) and, for each runnable unit serving the task's tags
 (``units.index.units_for_tags``) whose solution callable can be called with the forward's inputs and
 the module's attributes, a *unit seed*: the unit's ``kernel.py`` inlined under the expert's
-``__init__`` and a ``forward`` calling the unit's function. It then mutates tuning knobs found with
+``__init__`` and a ``forward`` calling the unit's function, kept only if it computes the task with
+the unit's PyTorch reference in place of its kernel (``seed_check.py``). It then mutates tuning knobs found with
 ``ast``: integer literals assigned to, passed as, returned by or defaulted for a known knob name
 (``BLOCK``, ``BLOCK_M/N/K``, ``GROUP_M``, ``num_warps``, ``num_stages``...; see ``KNOBS``). Powers of
 two move to another power of two within a factor 4 and inside the knob's bounds; ``num_stages``
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from hawkeye_env.tasks.registry import get_task, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
+from policies.seed_check import computes_task
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +242,8 @@ def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_soluti
 
 
 def task_seeds(task_id: str) -> list[str]:
-    """The expert solution, then one composed seed per fitting unit (by relevance)."""
+    """The expert solution, then one composed seed per fitting unit (by relevance) that computes
+    the task (``seed_check.computes_task``)."""
     spec = get_task(task_id)
     expert = solution_source(spec)
     seeds = [expert]
@@ -254,7 +257,8 @@ def task_seeds(task_id: str) -> list[str]:
     for unit in units:
         if unit.solution:
             composed = compose_unit_seed(spec, expert, unit.name, unit.solution)
-            if composed is not None:
+            fn_name = unit.solution.partition(":")[2]
+            if composed is not None and computes_task(spec, composed, fn_name, unit.reference):
                 seeds.append(composed)
     return seeds
 
