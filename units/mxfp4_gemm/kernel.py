@@ -84,7 +84,9 @@ def _e8m0_multiplier(b_s, DECODE: tl.constexpr):
     for "bits" (codes above 240 then saturate to inf)."""
     s = b_s.to(tl.uint16)
     if DECODE == "bits":
-        s = tl.minimum(s + BITS_BIAS, 255)
+        # Cast back: Triton 3.6 promotes the minimum with a Python int to int32, whose bitcast to
+        # bf16 fails; the interpreter keeps uint16, so only a GPU compile showed it.
+        s = tl.minimum(s + BITS_BIAS, 255).to(tl.uint16)
     return (s << 7).to(tl.bfloat16, bitcast=True)
 
 
