@@ -379,9 +379,11 @@ def _warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict
     between steps so a queued timed section goes first; the lock is dropped at the end. Returns
     ``(lane, spent)``: the lock-request function and the seconds of each step and of the lock
     waits, for the verdict's profile."""
+    index = _prepare_lane(device, memory_limit_bytes, standby_lane)
+    # Imported only now: on CPU, _prepare_lane has set TRITON_INTERPRET, which triton must see
+    # before the warm-up kernel is defined.
     from hawkeye_env.judge.warmup import warm_device, warm_host
 
-    index = _prepare_lane(device, memory_limit_bytes, standby_lane)
     spent = warm_host()
     started = time.monotonic()
     lane, wait_s = _take_gpu(conn, device, index)

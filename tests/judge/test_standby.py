@@ -199,3 +199,34 @@ def test_workers_profile_their_job_on_request(tmp_path, monkeypatch):
     [path] = (tmp_path / "prof").glob(f"{TASK}-*.prof")
     names = {func[2] for func in pstats.Stats(str(path)).stats}
     assert "run_job" in names and "trial" in names
+
+
+STANDBY_WITHOUT_INTERPRETER_ENV = """
+import json
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.tasks.registry import get_task, solution_source
+
+ev = Evaluator(ResultStore(":memory:"), EvalConfig(timeout_s=120, seed=3))
+source = solution_source(get_task("vector_add_fp32"))
+verdicts = [ev.evaluate("vector_add_fp32", source, "cpu", use_cache=False) for _ in range(2)]
+print(json.dumps([[v.stage.value, v.profile.get("worker.standby", 0.0)] for v in verdicts]))
+"""
+
+
+def test_a_cpu_standby_warms_up_when_the_parent_never_set_the_interpreter_flag(tmp_path):
+    """The main job (``hawkeye eval`` on a CPU machine) starts with no ``TRITON_INTERPRET`` in its
+    environment; the standby's warm-up kernel must still be defined after the worker set it, or the
+    standby fails and every candidate falls back to a fresh worker."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env[standby.ENV_FLAG] = "1"
+    script = tmp_path / "standby_main.py"
+    script.write_text(STANDBY_WITHOUT_INTERPRETER_ENV)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "active drivers" not in out.stderr, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["correct", 0.0], ["correct", 1.0]]
