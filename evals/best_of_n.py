@@ -300,7 +300,8 @@ def run_eval(
     candidates = [c for trajs_ in by_task.values() for t in trajs_ for c in t]
     results = {
         "config": {
-            "policy": getattr(policy, "name", type(policy).__name__), "tasks": task_ids, "n": n, "turns": turns,
+            "policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
+            "tasks": task_ids, "n": n, "turns": turns,
             "context": context, "device": device, "workers": workers, "store": evaluator.store.path,
             "backend": backend, "gpus": gpus,
             "judge": evaluator.config.key(), "versions": versions,

@@ -194,6 +194,8 @@ def eval_(
     max_tokens: int = typer.Option(4096, help="LLM reply length limit, in tokens."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
     quiet: bool = typer.Option(False, help="No progress bars."),
+    split_tasks: bool = typer.Option(False, "--split-tasks", help="One run per task in OUT/<task>, merged into "
+                                     "OUT after each; a re-run keeps finished tasks (evals/by_task.py)."),
 ) -> None:
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
@@ -233,11 +235,17 @@ def eval_(
         _fail(str(exc))
     if out is None:
         out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-    results = run_eval(
-        sampler, task_ids or None, n=n, turns=turns, context=context, workers=workers, out_dir=out, device=device,
-        store=store, wandb_mode=wandb, progress=not quiet, config=EvalConfig(timeout_s=timeout),
-        use_cache=not no_cache, backend=backend, ray_address=ray_address, gpus=gpus,
-    )
+    common = dict(workers=workers, store=store, wandb_mode=wandb, progress=not quiet,
+                  config=EvalConfig(timeout_s=timeout), use_cache=not no_cache, backend=backend,
+                  ray_address=ray_address, gpus=gpus)
+    if split_tasks:
+        from evals.by_task import run_by_task
+
+        results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, n=n, turns=turns,
+                              context=context, device=device, **common)
+    else:
+        results = run_eval(sampler, task_ids or None, n=n, turns=turns, context=context, out_dir=out, device=device,
+                           **common)
     table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {results['config']['device']}")
     rows = [*results["tasks"].items(), ("overall", results["overall"])]
     table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))

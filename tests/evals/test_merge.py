@@ -93,3 +93,36 @@ def test_real_eval_outputs_merge(tmp_path, monkeypatch):
         (task,) = part["config"]["tasks"]
         assert merged["tasks"][task] == part["tasks"][task]
     assert merged["timing_note"] and merged["overall"]["candidates"] == 4
+
+
+def test_split_tasks_runs_each_task_once_merges_after_each_and_resumes(tmp_path, monkeypatch):
+    """``hawkeye eval --split-tasks``: one run per task, merged; a re-run keeps finished tasks, and
+    a different seed judges them again."""
+    from typer.testing import CliRunner
+
+    from evals import by_task
+    from hawkeye_env.cli import app
+
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    ran = []
+    real = by_task.run_eval
+
+    def counted(policy, tasks, **kw):
+        ran.append(tasks[0])
+        return real(policy, tasks, **kw)
+
+    monkeypatch.setattr(by_task, "run_eval", counted)
+    args = ["eval", "--policy", "search", "--tasks", "vector_add_fp32,rmsnorm_bf16", "--n", "2", "--device", "cpu",
+            "--wandb", "disabled", "--store", str(tmp_path / "s.sqlite3"), "--out", str(tmp_path / "suite"),
+            "--split-tasks", "--quiet", "--workers", "2"]
+    runner = CliRunner()
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert ran == ["vector_add_fp32", "rmsnorm_bf16"]
+    merged = json.loads((tmp_path / "suite" / "results.json").read_text())
+    assert merged["config"]["tasks"] == ["vector_add_fp32", "rmsnorm_bf16"] and merged["overall"]["candidates"] == 4
+    assert (tmp_path / "suite" / "vector_add_fp32" / "report.md").exists()
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and ran == ["vector_add_fp32", "rmsnorm_bf16"]  # both kept
+    reseeded = runner.invoke(app, [*args, "--seed", "1"])
+    assert reseeded.exit_code == 0 and ran[2:] == ["vector_add_fp32", "rmsnorm_bf16"]

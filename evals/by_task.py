@@ -1,0 +1,61 @@
+"""Best-of-N over many tasks as one run per task, merged: resumable at task granularity.
+
+    hawkeye eval --policy search --n 32 --device cuda --split-tasks --out out/suite
+
+``run_by_task`` runs ``run_eval`` for each task into ``<out>/<task>/`` and re-merges every finished
+task into ``<out>/`` (``evals.merge``) after each one, so a run cut short by a machine lease keeps
+a complete report of the tasks it finished. Re-running with the same ``--out`` keeps every task
+whose ``results.json`` was made with the same policy, seed, n, turns, context and device and judges
+only the rest: this resumes across judge changes too (the verdict store would judge everything
+again, since its keys include the judge's sources), and the merged report lists each task's judge
+versions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from evals.best_of_n import run_eval
+from evals.merge import merge_runs
+from hawkeye_env.judge.evaluator import resolve_device
+
+log = logging.getLogger(__name__)
+
+
+def _finished(part: Path, want: dict) -> bool:
+    """Whether ``part`` holds a finished run made with the settings in ``want``."""
+    try:
+        cfg = json.loads((part / "results.json").read_text(encoding="utf-8"))["config"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return all(cfg.get(key) == value for key, value in want.items())
+
+
+def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns: int = 1, context: str = "docs",
+                device: str = "auto", **eval_kwargs) -> dict:
+    """``run_eval`` per task into ``<out_dir>/<task>/``, skipping finished ones, merging after each
+    task into ``out_dir``; returns the merged ``results.json`` dict. ``eval_kwargs`` go to
+    ``run_eval`` (workers, store, wandb_mode, config, gpus, backend...)."""
+    if device == "auto" and eval_kwargs.get("backend", "local") == "local":
+        device = resolve_device(device)
+    out = Path(out_dir)
+    parts: list[Path] = []
+    merged: dict = {}
+    for task in tasks:
+        part = out / task
+        want = {"policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
+                "tasks": [task], "n": n, "turns": turns, "context": context}
+        if device != "auto":
+            want["device"] = device
+        if _finished(part, want):
+            log.info("%s: kept the finished run in %s", task, part)
+        else:
+            run_eval(policy, [task], n=n, turns=turns, context=context, device=device, out_dir=part, **eval_kwargs)
+        parts.append(part)
+        merged = merge_runs(parts, out)
+    return merged
+
+
+__all__ = ["run_by_task"]
