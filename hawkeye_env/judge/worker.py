@@ -456,7 +456,10 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
         lane, warmed = _warm_standby(conn, device, memory_limit_bytes, standby_lane)
         profile.update({f"standby.{k}": v for k, v in warmed.items()})
         _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - warmed["lock_wait_s"]})
-        job = json.loads(conn.recv_bytes().decode("utf-8"))
+        try:
+            job = json.loads(conn.recv_bytes().decode("utf-8"))
+        except (EOFError, OSError):  # discarded unused (the parent's pool shut down): exit quietly
+            os._exit(0)
         started = time.monotonic()
         lane("shared")
         lane_wait_s = time.monotonic() - started

@@ -20,7 +20,7 @@ def test_sweep_groups_are_checked():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
-@pytest.mark.parametrize("name", ["fp8", "fp4", "ws"])
+@pytest.mark.parametrize("name", ["fp8", "fp4", "ws", "attention"])
 def test_unit_variant_sweeps_need_a_gpu(name, capsys):
     import importlib
 

@@ -8,12 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from evals.sweeps.attention import CONFIGS as SWEEP_CONFIGS
 from hawkeye_env.tasks.attention_common import explicit_attention
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.suite.gla_fwd_bf16 import gla_reference
 from units.chunked_scan.delta_rule import chunk_delta_rule
 from units.chunked_scan.gla import chunk_gla
-from units.online_softmax.attention import decode_splits, flash_attention, flash_decode
+from units.online_softmax.attention import decode_splits, flash_attention, flash_decode, tma_layout_ok
 
 SEEDS = (0, 1)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -47,6 +48,39 @@ def test_flash_attention(b, hq, hkv, s, d, causal, seed):
     q, k, v = _bf16(b, hq, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen)
     ref = explicit_attention(q.double(), k.double(), v.double(), causal)
     assert _rel(flash_attention(q, k, v, causal), ref) < REL_L2["attention"]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("knobs", [
+    {"use_tma": True, "block_m": 64, "block_n": 32},                       # TMA path, S a multiple of both
+    {"use_tma": True, "warp_specialize": True, "block_m": 32, "block_n": 32},
+    {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},       # pointer path, other tile
+    {"use_tma": True, "block_m": 128, "block_n": 64},                      # S = 192: falls back to pointers
+])
+def test_flash_attention_tile_and_tma_variants(knobs, causal):
+    gen = torch.Generator().manual_seed(7)
+    b, hq, hkv, s, d = 2, 4, 2, 192 if knobs.get("block_m") == 128 else 128, 32
+    q, k, v = _bf16(b, hq, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen), _bf16(b, hkv, s, d, gen=gen)
+    if knobs.get("use_tma"):  # the descriptor path runs where the layout allows it, else pointers
+        assert tma_layout_ok(q, k, v, knobs["block_m"], knobs["block_n"]) == (s == 128)
+    ref = explicit_attention(q.double(), k.double(), v.double(), causal)
+    assert _rel(flash_attention(q, k, v, causal, **knobs), ref) < REL_L2["attention"]
+
+
+@pytest.mark.parametrize("cfg", SWEEP_CONFIGS, ids=str)
+def test_every_attention_sweep_configuration_is_correct(cfg):
+    """What ``evals.sweeps.attention`` will time on the GPU computes attention (causal, grouped
+    heads) at a shape every tile divides, so the TMA path runs where asked."""
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = _bf16(1, 2, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen)
+    ref = explicit_attention(q.double(), k.double(), v.double(), True)
+    assert _rel(flash_attention(q, k, v, True, **cfg), ref) < REL_L2["attention"]
+
+
+def test_flash_attention_refuses_a_causal_tile_that_splits_the_diagonal_block():
+    q = torch.zeros(1, 1, 128, 32, dtype=torch.bfloat16, device=DEVICE)
+    with pytest.raises(ValueError, match="multiple of block_n"):
+        flash_attention(q, q, q, True, block_m=32, block_n=64)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -34,6 +34,7 @@ import math
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 LOG2E = 1.4426950408889634
 # Prefill tile: 128 queries x 64 keys, 8 warps, 3 stages, FlashAttention-2's Hopper forward tile for
@@ -48,19 +49,27 @@ DECODE_TARGET_PROGRAMS = 8 * 132
 
 
 @triton.jit
-def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, lo, hi, S,
-                     sks, skd, svs, svd, qk_scale,
-                     MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Fold keys ``[lo, hi)`` into ``(acc, l_i, m_i)``; masks only when ``MASKED``."""
+def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d, mask_d,
+                     lo, hi, S, sks, skd, svs, svd, qk_scale,
+                     MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr,
+                     WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr):
+    """Fold keys ``[lo, hi)`` into ``(acc, l_i, m_i)``; masks only when ``MASKED``. With ``USE_TMA``
+    K and V tiles come through tensor descriptors (rows ``kv_row + key`` of ``[B*Hkv*S, D]``
+    views), else through pointers from ``k_base``/``v_base``. With ``WARP_SPECIALIZE`` the
+    compiler may split the loop into a loading and a computing warp group."""
     offs_n = tl.arange(0, BLOCK_N)  # [BN]
-    for start in range(lo, hi, BLOCK_N):
+    for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         cols = start + offs_n  # [BN]
-        if MASKED:
-            kv_mask = (cols[:, None] < S) & mask_d[None, :]
+        if USE_TMA:  # S is a multiple of BLOCK_N here: no tile crosses into the next head's rows
+            b_k = k_desc.load([kv_row + start, 0])
+            b_v = v_desc.load([kv_row + start, 0])
         else:
-            kv_mask = mask_d[None, :]
-        b_k = tl.load(k_base + cols[:, None].to(tl.int64) * sks + offs_d[None, :] * skd, mask=kv_mask, other=0.0)
-        b_v = tl.load(v_base + cols[:, None].to(tl.int64) * svs + offs_d[None, :] * svd, mask=kv_mask, other=0.0)
+            if MASKED:
+                kv_mask = (cols[:, None] < S) & mask_d[None, :]
+            else:
+                kv_mask = mask_d[None, :]
+            b_k = tl.load(k_base + cols[:, None].to(tl.int64) * sks + offs_d[None, :] * skd, mask=kv_mask, other=0.0)
+            b_v = tl.load(v_base + cols[:, None].to(tl.int64) * svs + offs_d[None, :] * svd, mask=kv_mask, other=0.0)
         s = tl.dot(b_q, tl.trans(b_k)) * qk_scale  # [BM, BN], log2 units
         if MASKED:
             keep = cols[None, :] < S
@@ -77,10 +86,10 @@ def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d,
 
 
 @triton.jit
-def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, HQ, GROUP, S, D, qk_scale,
+def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, q_desc, k_desc, v_desc, o_desc, HQ, GROUP, S, D, qk_scale,
                       sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd, sob, soh, sos, sod,
                       CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      BLOCK_D: tl.constexpr):
+                      BLOCK_D: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr):
     pid_m = tl.program_id(0)
     if CAUSAL:
         pid_m = tl.num_programs(0) - 1 - pid_m  # longest rows first
@@ -90,8 +99,14 @@ def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, HQ, GROUP, S, D, qk_scale,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
     offs_d = tl.arange(0, BLOCK_D)  # [BD]
     mask_d = offs_d < D
-    p_q = q_ptr + b * sqb + h * sqh + offs_m[:, None].to(tl.int64) * sqs + offs_d[None, :] * sqd
-    b_q = tl.load(p_q, mask=(offs_m[:, None] < S) & mask_d[None, :], other=0.0)  # [BM, BD]
+    # TMA views [B*Hq*S, D] and [B*Hkv*S, D]: int32 rows (descriptor offsets are 32-bit)
+    q_row = bh * S + pid_m * BLOCK_M
+    kv_row = ((bh // HQ) * (HQ // GROUP) + (bh % HQ) // GROUP) * S
+    if USE_TMA:
+        b_q = q_desc.load([q_row, 0])  # [BM, BD]
+    else:
+        p_q = q_ptr + b * sqb + h * sqh + offs_m[:, None].to(tl.int64) * sqs + offs_d[None, :] * sqd
+        b_q = tl.load(p_q, mask=(offs_m[:, None] < S) & mask_d[None, :], other=0.0)  # [BM, BD]
 
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
     l_i = tl.zeros((BLOCK_M,), tl.float32)
@@ -104,13 +119,18 @@ def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, HQ, GROUP, S, D, qk_scale,
     else:
         split = (S // BLOCK_N) * BLOCK_N
         hi = S
-    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, 0, split, S,
-                                     sks, skd, svs, svd, qk_scale, False, CAUSAL, BLOCK_N)
-    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, offs_m, offs_d, mask_d, split, hi, S,
-                                     sks, skd, svs, svd, qk_scale, True, CAUSAL, BLOCK_N)
-    out = acc / l_i[:, None]
-    p_o = o_ptr + b * sob + h * soh + offs_m[:, None].to(tl.int64) * sos + offs_d[None, :] * sod
-    tl.store(p_o, out.to(o_ptr.dtype.element_ty), mask=(offs_m[:, None] < S) & mask_d[None, :])
+    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d,
+                                     mask_d, 0, split, S, sks, skd, svs, svd, qk_scale,
+                                     False, CAUSAL, BLOCK_N, WARP_SPECIALIZE, USE_TMA)
+    acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d,
+                                     mask_d, split, hi, S, sks, skd, svs, svd, qk_scale,
+                                     True, CAUSAL, BLOCK_N, False, USE_TMA)
+    out = (acc / l_i[:, None]).to(o_ptr.dtype.element_ty)
+    if USE_TMA:
+        o_desc.store([q_row, 0], out)
+    else:
+        p_o = o_ptr + b * sob + h * soh + offs_m[:, None].to(tl.int64) * sos + offs_d[None, :] * sod
+        tl.store(p_o, out, mask=(offs_m[:, None] < S) & mask_d[None, :])
 
 
 @triton.jit
@@ -178,12 +198,31 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]
     return q.shape[1] // k.shape[1], max(16, triton.next_power_of_2(q.shape[3]))
 
 
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+def tma_layout_ok(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_m: int, block_n: int) -> bool:
+    """Whether the TMA path can serve these tensors: each contiguous (viewed as ``[B*H*S, D]``),
+    ``D`` a power of two of at least 16 (rows of whole 16-byte units), 16-byte aligned storage
+    offsets, and ``S`` a multiple of both tiles (a tile never crosses into the next head)."""
+    s, d = q.shape[2], q.shape[3]
+    return (all(t.is_contiguous() and (t.storage_offset() * t.element_size()) % 16 == 0 for t in (q, k, v))
+            and d >= 16 and d == triton.next_power_of_2(d) and s % block_m == 0 and s % block_n == 0)
+
+
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, *,
+                    block_m: int = BLOCK_M, block_n: int = BLOCK_N, num_warps: int = NUM_WARPS,
+                    num_stages: int = NUM_STAGES, warp_specialize: bool = False,
+                    use_tma: bool = False) -> torch.Tensor:
     """``softmax(q k^T / sqrt(D) [+ causal mask]) v`` with grouped-query heads.
 
     Args:
         q: ``[B, Hq, S, D]`` bf16/fp16; k, v: ``[B, Hkv, S, D]`` (``Hq % Hkv == 0``), same dtype.
         causal: mask key ``j > i`` for query ``i`` (same S for queries and keys).
+        block_m, block_n, num_warps, num_stages: the tile (powers of two, ``block_m`` a multiple of
+            ``block_n`` when ``causal``) and the launch; defaults are the module's.
+        warp_specialize: split the unmasked key loop into loading and computing warp groups
+            (``tl.range(..., warp_specialize=True)``; Hopper and newer, ignored elsewhere).
+        use_tma: load Q, K, V and store O through TMA tensor descriptors (Hopper) when the layout
+            allows it (``tma_layout_ok``: contiguous, ``D`` a power of two, ``S`` a multiple of both
+            tiles); otherwise the pointer path runs.
 
     Returns:
         contiguous ``[B, Hq, S, D]`` in q's dtype.
@@ -193,12 +232,20 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     if k.shape[2] != s:
         raise ValueError(f"flash_attention needs as many keys as queries; got {s} and {k.shape[2]}")
     o = torch.empty((b, hq, s, d), dtype=q.dtype, device=q.device)
-    grid = (triton.cdiv(s, BLOCK_M), b * hq)
+    if causal and block_m % block_n:
+        raise ValueError(f"causal attention needs block_m ({block_m}) to be a multiple of block_n ({block_n})")
+    grid = (triton.cdiv(s, block_m), b * hq)
+    descs = (None,) * 4
+    tma = use_tma and tma_layout_ok(q, k, v, block_m, block_n)
+    if tma:
+        views = [t.view(-1, d) for t in (q, k, v, o)]
+        blocks = ([block_m, d], [block_n, d], [block_n, d], [block_m, d])
+        descs = tuple(TensorDescriptor.from_tensor(t, blk) for t, blk in zip(views, blocks))
     _flash_fwd_kernel[grid](
-        q, k, v, o, hq, group, s, d, LOG2E / math.sqrt(d),
+        q, k, v, o, *descs, hq, group, s, d, LOG2E / math.sqrt(d),
         *q.stride(), *k.stride(), *v.stride(), *o.stride(),
-        CAUSAL=causal, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=block_d,
-        num_warps=NUM_WARPS, num_stages=NUM_STAGES,
+        CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, WARP_SPECIALIZE=warp_specialize,
+        USE_TMA=tma, num_warps=num_warps, num_stages=num_stages,
     )
     return o
 
