@@ -280,9 +280,17 @@ def run_eval(
             converted = {key: _to_source(trajs[key].source, replies[key]) for key in keys}
             bar = bars.add_task(f"turn {turn + 1}/{turns}: judging", total=len(keys))
             t0 = time.monotonic()
+
+            def on_verdict(i: int, v: Verdict, bar=bar, keys=keys, turn=turn) -> None:
+                bars.advance(bar)
+                if progress and not bars.console.is_terminal:  # a log file: one line per verdict
+                    task, j = keys[i]
+                    bars.console.print(f"{task} sample {j} turn {turn}: {v.stage.value}"
+                                       f"{' (store)' if v.cached else ''} in {v.wall_s:.1f} s", highlight=False)
+
             verdicts = evaluate_many(
                 evaluator, [(key[0], converted[key][0]) for key in keys], device, workers, use_cache,
-                on_verdict=lambda _i, _v, bar=bar: bars.advance(bar), gpus=gpus,
+                on_verdict=on_verdict, gpus=gpus,
             )
             judge_s += time.monotonic() - t0
             for key, verdict in zip(keys, verdicts):

@@ -33,6 +33,15 @@ def test_eval_search_writes_the_report(tmp_path):
     assert judge["gpus"] is None and judge["judged_per_gpu_minute"] is None  # CPU: no GPU-minutes
     assert "sources judged fresh" in (out / "report.md").read_text()
     assert "vector_add_fp32" in result.stdout and "report" in result.stdout
+    assert " sample 0 turn 0: " not in result.stdout  # --quiet
+
+
+def test_eval_into_a_log_file_prints_one_line_per_verdict(tmp_path):
+    result = runner.invoke(app, ["eval", "--policy", "search", "--tasks", "vector_add_fp32", "--n", "2",
+                                 "--out", str(tmp_path / "run"), "--device", "cpu", "--wandb", "disabled"])
+    assert result.exit_code == 0, result.output
+    assert "vector_add_fp32 sample 0 turn 0: correct in " in result.stdout
+    assert "vector_add_fp32 sample 1 turn 0: " in result.stdout
 
 
 @pytest.mark.parametrize("args,message", [
