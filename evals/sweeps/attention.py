@@ -5,7 +5,8 @@
 Run from the repository root. The attention tasks' experts ran at 0.63-0.73x SDPA-cuDNN on the H200
 (BENCHMARKS.md, run 8), short of the 0.9x target; this sweep times the kernel's knobs at the tasks'
 GPU shapes (B4 H32 S4096 D128: non-causal, causal, and causal grouped-query with 8 KV heads) to
-find a better default: tiles (``block_m`` x ``block_n``), warps, stages, and TMA tensor-descriptor
+find a better default: tiles (``block_m`` x ``block_n``), warps, stages, the scale folded into the
+exponent with the accumulator rescale inside the MMA (``fold_scale``), and TMA tensor-descriptor
 loads and stores (``use_tma``; compiled for sm_90 with Triton 3.6 they cut the 128x64 tile from 186
 to 138 registers per thread, and let a 128x128 tile fit in 188 without spills). Warp specialization
 is left out: Triton 3.6 leaves this loop unsplit at 8 warps and fails to compile it at 4.
@@ -54,6 +55,9 @@ CONFIGS = (
     {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 3, "use_tma": True},
     {"block_m": 128, "block_n": 32, "num_warps": 4, "num_stages": 4, "use_tma": True},
     {"block_m": 256, "block_n": 64, "num_warps": 8, "num_stages": 2, "use_tma": True},
+    {"fold_scale": True},
+    {"fold_scale": True, "use_tma": True},
+    {"fold_scale": True, "use_tma": True, "block_n": 128},
 )
 BUDGET_S = 240.0
 

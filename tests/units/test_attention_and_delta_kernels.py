@@ -55,6 +55,7 @@ def test_flash_attention(b, hq, hkv, s, d, causal, seed):
     {"use_tma": True, "block_m": 64, "block_n": 32},                       # TMA path, S a multiple of both
     {"use_tma": True, "warp_specialize": True, "block_m": 32, "block_n": 32},
     {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},       # pointer path, other tile
+    {"fold_scale": True, "block_m": 64, "block_n": 32},                    # scale in the exponent's FMA
     {"use_tma": True, "block_m": 128, "block_n": 64},                      # S = 192: falls back to pointers
 ])
 def test_flash_attention_tile_and_tma_variants(knobs, causal):

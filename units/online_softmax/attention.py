@@ -52,11 +52,14 @@ DECODE_TARGET_PROGRAMS = 8 * 132
 def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d, mask_d,
                      lo, hi, S, sks, skd, svs, svd, qk_scale,
                      MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr,
-                     WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr):
+                     WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr, FOLD_SCALE: tl.constexpr):
     """Fold keys ``[lo, hi)`` into ``(acc, l_i, m_i)``; masks only when ``MASKED``. With ``USE_TMA``
     K and V tiles come through tensor descriptors (rows ``kv_row + key`` of ``[B*Hkv*S, D]``
     views), else through pointers from ``k_base``/``v_base``. With ``WARP_SPECIALIZE`` the
-    compiler may split the loop into a loading and a computing warp group."""
+    compiler may split the loop into a loading and a computing warp group. With ``FOLD_SCALE``
+    the score scale rides in the exponent's argument (one fused multiply-add per score instead of
+    a multiply and a subtract) and the rescaled accumulator is the second MMA's accumulator
+    (no separate ``[BM, D]`` add): fewer non-MMA instructions, which bound attention on Hopper."""
     offs_n = tl.arange(0, BLOCK_N)  # [BN]
     for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         cols = start + offs_n  # [BN]
@@ -70,17 +73,26 @@ def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row,
                 kv_mask = mask_d[None, :]
             b_k = tl.load(k_base + cols[:, None].to(tl.int64) * sks + offs_d[None, :] * skd, mask=kv_mask, other=0.0)
             b_v = tl.load(v_base + cols[:, None].to(tl.int64) * svs + offs_d[None, :] * svd, mask=kv_mask, other=0.0)
-        s = tl.dot(b_q, tl.trans(b_k)) * qk_scale  # [BM, BN], log2 units
+        s = tl.dot(b_q, tl.trans(b_k))  # [BM, BN] raw scores
+        if not FOLD_SCALE:
+            s = s * qk_scale  # log2 units
         if MASKED:
             keep = cols[None, :] < S
             if CAUSAL:
                 keep = keep & (cols[None, :] <= offs_m[:, None])
             s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(s - m_new[:, None])  # [BM, BN]
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(b_v.dtype), b_v)
+        if FOLD_SCALE:
+            m_new = tl.maximum(m_i, tl.max(s, axis=1) * qk_scale)  # log2 units (qk_scale > 0)
+            alpha = tl.exp2(m_i - m_new)
+            p = tl.exp2(s * qk_scale - m_new[:, None])  # [BM, BN]
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = tl.dot(p.to(b_v.dtype), b_v, acc * alpha[:, None])
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))
+            alpha = tl.exp2(m_i - m_new)
+            p = tl.exp2(s - m_new[:, None])  # [BM, BN]
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None] + tl.dot(p.to(b_v.dtype), b_v)
         m_i = m_new
     return acc, l_i, m_i
 
@@ -89,7 +101,8 @@ def _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row,
 def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, q_desc, k_desc, v_desc, o_desc, HQ, GROUP, S, D, qk_scale,
                       sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd, sob, soh, sos, sod,
                       CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      BLOCK_D: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr):
+                      BLOCK_D: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, USE_TMA: tl.constexpr,
+                      FOLD_SCALE: tl.constexpr):
     pid_m = tl.program_id(0)
     if CAUSAL:
         pid_m = tl.num_programs(0) - 1 - pid_m  # longest rows first
@@ -121,10 +134,10 @@ def _flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, q_desc, k_desc, v_desc, o_desc
         hi = S
     acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d,
                                      mask_d, 0, split, S, sks, skd, svs, svd, qk_scale,
-                                     False, CAUSAL, BLOCK_N, WARP_SPECIALIZE, USE_TMA)
+                                     False, CAUSAL, BLOCK_N, WARP_SPECIALIZE, USE_TMA, FOLD_SCALE)
     acc, l_i, m_i = _attn_block_loop(acc, l_i, m_i, b_q, k_base, v_base, k_desc, v_desc, kv_row, offs_m, offs_d,
                                      mask_d, split, hi, S, sks, skd, svs, svd, qk_scale,
-                                     True, CAUSAL, BLOCK_N, False, USE_TMA)
+                                     True, CAUSAL, BLOCK_N, False, USE_TMA, FOLD_SCALE)
     out = (acc / l_i[:, None]).to(o_ptr.dtype.element_ty)
     if USE_TMA:
         o_desc.store([q_row, 0], out)
@@ -210,7 +223,7 @@ def tma_layout_ok(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_m: in
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, *,
                     block_m: int = BLOCK_M, block_n: int = BLOCK_N, num_warps: int = NUM_WARPS,
                     num_stages: int = NUM_STAGES, warp_specialize: bool = False,
-                    use_tma: bool = False) -> torch.Tensor:
+                    use_tma: bool = False, fold_scale: bool = False) -> torch.Tensor:
     """``softmax(q k^T / sqrt(D) [+ causal mask]) v`` with grouped-query heads.
 
     Args:
@@ -223,6 +236,8 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         use_tma: load Q, K, V and store O through TMA tensor descriptors (Hopper) when the layout
             allows it (``tma_layout_ok``: contiguous, ``D`` a power of two, ``S`` a multiple of both
             tiles); otherwise the pointer path runs.
+        fold_scale: apply the ``1/sqrt(D)`` scale inside the exponent's fused multiply-add and
+            accumulate ``P V`` onto the rescaled accumulator inside the MMA (``_attn_block_loop``).
 
     Returns:
         contiguous ``[B, Hq, S, D]`` in q's dtype.
@@ -245,7 +260,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         q, k, v, o, *descs, hq, group, s, d, LOG2E / math.sqrt(d),
         *q.stride(), *k.stride(), *v.stride(), *o.stride(),
         CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, WARP_SPECIALIZE=warp_specialize,
-        USE_TMA=tma, num_warps=num_warps, num_stages=num_stages,
+        USE_TMA=tma, FOLD_SCALE=fold_scale, num_warps=num_warps, num_stages=num_stages,
     )
     return o
 
