@@ -257,6 +257,12 @@ def run_eval(
     gpu = versions["gpu"] if device == "cuda" else ""
     trajs = {(task, j): _Trajectory() for task in task_ids for j in range(n)}
     sample_s = judge_s = 0.0
+    if device == "cuda" and hasattr(evaluator, "prefetch_baselines"):
+        # Every task's baselines first, all GPUs in parallel: the prompts then carry their times,
+        # and no task's candidates wait for its first verdict to have them measured.
+        t0 = time.monotonic()
+        evaluator.prefetch_baselines(task_ids, device, gpus)
+        judge_s += time.monotonic() - t0
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not progress, transient=False) as bars:
         for turn in range(turns):

@@ -17,9 +17,9 @@ import json
 import logging
 from pathlib import Path
 
-from evals.best_of_n import run_eval
+from evals.best_of_n import _as_store, run_eval
 from evals.merge import merge_runs
-from hawkeye_env.judge.evaluator import resolve_device
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +41,24 @@ def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns
     if device == "auto" and eval_kwargs.get("backend", "local") == "local":
         device = resolve_device(device)
     out = Path(out_dir)
+    want = {"policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
+            "n": n, "turns": turns, "context": context}
+    if device != "auto":
+        want["device"] = device
+    todo = [task for task in tasks if not _finished(out / task, {**want, "tasks": [task]})]
+    if device == "cuda" and eval_kwargs.get("backend", "local") == "local" and todo:
+        # Every remaining task's baselines first, all GPUs in parallel; one task at a time would
+        # leave its GPUs idle while its first verdict had them measured.
+        judge = Evaluator(_as_store(eval_kwargs.get("store")), eval_kwargs.get("config") or EvalConfig())
+        judge.prefetch_baselines(todo, device, eval_kwargs.get("gpus"))
     parts: list[Path] = []
     merged: dict = {}
     for task in tasks:
         part = out / task
-        want = {"policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
-                "tasks": [task], "n": n, "turns": turns, "context": context}
-        if device != "auto":
-            want["device"] = device
-        if _finished(part, want):
-            log.info("%s: kept the finished run in %s", task, part)
-        else:
+        if task in todo:
             run_eval(policy, [task], n=n, turns=turns, context=context, device=device, out_dir=part, **eval_kwargs)
+        else:
+            log.info("%s: kept the finished run in %s", task, part)
         parts.append(part)
         merged = merge_runs(parts, out)
     return merged

@@ -32,7 +32,7 @@ import torch
 
 from hawkeye_env.judge import baselines, correctness, references, roofline, sandbox, static_checks
 from hawkeye_env.judge.feedback import render_feedback
-from hawkeye_env.judge.lanes import Lane, default_lane
+from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 from hawkeye_env.tasks.registry import get_task, user_task_dirs
@@ -254,33 +254,63 @@ class Evaluator:
             return
         names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
         job["timing"] = {"seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries}
+        cached, waited = self.ensure_baselines(spec, device, v.versions, job["timing"]["seed"], lane)
+        job["timing"]["baselines"] = [b for b in names if b not in cached]
+        self._run(spec, job, shape, cached, v, lane)
+        if waited is not None:
+            v.profile["baseline_wait_s"] = waited
 
-        def run(cached: dict) -> None:
-            job["timing"]["baselines"] = [b for b in names if b not in cached]
-            self._run(spec, job, shape, cached, v, lane)
-
-        cached = baselines.cached_entries(self.store, spec.id, shape, device, v.versions, names)
+    def ensure_baselines(self, spec: TaskSpec, device: str, versions: dict, seed: int,
+                         lane: Lane | None = None) -> tuple[dict, float | None]:
+        """The task's stored baseline entries at its timed shape, having the missing ones measured
+        first (CUDA). One verdict at a time has them measured, in a baseline-only worker with no
+        candidate code, on ``lane`` under its timing lock; the others wait, then read them from the
+        store. What that worker could not measure stays missing, and the candidate's worker times
+        it, as before. Returns ``(entries, seconds waited for another measurement)``, the wait
+        None when nothing was missing."""
+        shape = dict(spec.gpu_shapes[0])
+        names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+        cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
         if all(n in cached for n in names):
-            run(cached)
-            return
-        # One verdict at a time has a task's missing baselines measured, in a baseline-only worker
-        # with no candidate code; the others wait, then read them from the store. What that worker
-        # could not measure is timed in the candidate's worker, as before.
+            return cached, None
         waiting = time.monotonic()
-        with baselines.MEASURING.lock(spec.id, shape, device, v.versions):
+        with baselines.MEASURING.lock(spec.id, shape, device, versions):
             waited = time.monotonic() - waiting
-            cached = baselines.cached_entries(self.store, spec.id, shape, device, v.versions, names)
+            cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
             missing = [n for n in names if n not in cached]
             if missing:
-                plan = {k: job["timing"][k] for k in ("seed", "iters", "retries")}
-                _, error = baselines.measure_missing(self.store, spec, shape, device, v.versions, missing, plan,
+                plan = {"seed": seed, "iters": self.config.iters, "retries": self.config.retries}
+                _, error = baselines.measure_missing(self.store, spec, shape, device, versions, missing, plan,
                                                      self.config.timeout_s, self._memory_limit_bytes(device), lane)
                 if error:
                     log.warning("baseline worker for %s failed; the candidate's worker times them: %s",
                                 spec.id, error[-500:])
-                cached = baselines.cached_entries(self.store, spec.id, shape, device, v.versions, names)
-        run(cached)
-        v.profile["baseline_wait_s"] = waited
+                cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
+        return cached, waited
+
+    def prefetch_baselines(self, task_ids: list[str], device: str = "auto",
+                           gpus: int | list[int] | None = None) -> dict[str, list[str]]:
+        """Measure the missing baselines of ``task_ids`` ahead of their candidates, one task per
+        GPU lane at a time, all lanes in parallel (CUDA; a no-op elsewhere). A batch of one task
+        otherwise keeps its GPUs idle while its first verdict has them measured. Returns task ->
+        the baseline names still missing afterwards (empty lists when all were measured)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        device = resolve_device(device)
+        if device != "cuda" or not task_ids:
+            return {}
+        lanes = make_lanes(device, gpus)
+
+        def measure(i: int) -> tuple[str, list[str]]:
+            spec = get_task(task_ids[i])
+            versions = software_versions(device, spec)
+            names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+            seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
+            cached, _ = self.ensure_baselines(spec, device, versions, seed, lanes[i % len(lanes)])
+            return spec.id, [n for n in names if n not in cached]
+
+        with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+            return dict(pool.map(measure, range(len(task_ids))))
 
     def _memory_limit_bytes(self, device: str) -> int:
         return int((self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)) * 2**30)

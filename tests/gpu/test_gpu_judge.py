@@ -127,3 +127,12 @@ def test_missing_baselines_are_timed_in_a_baseline_only_worker(tmp_path, monkeyp
     assert v.stage == Stage.CORRECT and v.timed, v.feedback
     assert plans == [[]] and v.times_ms["eager"] > 0
     assert v.profile["baseline_wait_s"] >= 0
+
+
+def test_prefetch_measures_every_tasks_baselines_into_the_store(tmp_path):
+    fresh = ResultStore(tmp_path / "prefetch.sqlite3")
+    judge = _evaluator(fresh)
+    assert judge.prefetch_baselines(["softmax_fp32", "vector_add_fp32"], "cuda") == {
+        "softmax_fp32": [], "vector_add_fp32": []}
+    v = judge.evaluate("vector_add_fp32", solution_source(get_task("vector_add_fp32")), "cuda", use_cache=False)
+    assert v.timed and "baseline_wait_s" not in v.profile  # nothing left to measure

@@ -299,3 +299,43 @@ def test_a_fast_vendor_baseline_does_not_lower_the_reward():
                                       vendor_baselines=["cublas", "fla"])
     assert with_vendor.best_speedup == slow.best_speedup == 2.0
     assert reward(with_vendor) == reward(slow) > 0.6
+
+
+def test_prefetch_measures_each_tasks_missing_baselines_once_spread_over_the_lanes(monkeypatch):
+    import threading
+    import time
+
+    from hawkeye_env.judge import evaluator as evaluator_module
+    from hawkeye_env.judge.lanes import Lane
+
+    store = ResultStore(":memory:")
+    lanes = [Lane(gpu=0, lock_id="g0"), Lane(gpu=1, lock_id="g1")]
+    calls, flight, peak, guard = [], [0], [0], threading.Lock()
+
+    def fake_measure(store_, spec, shape, device, versions, names, timing, timeout_s, memory, lane=None):
+        with guard:
+            calls.append((spec.id, tuple(names), lane.gpu))
+            flight[0] += 1
+            peak[0] = max(peak[0], flight[0])
+        time.sleep(0.2)
+        with guard:
+            flight[0] -= 1
+        if spec.id == "softmax_fp32":  # one task's baselines stay unmeasured (a failing worker)
+            return {}, "crash: fake"
+        for name in names:
+            store_.put_baseline(spec.id, dict(shape), device, versions, name, 1.0, {})
+        return {}, ""
+
+    monkeypatch.setattr(baselines, "measure_missing", fake_measure)
+    monkeypatch.setattr(evaluator_module, "make_lanes", lambda device, gpus=None: lanes)
+    monkeypatch.setattr(evaluator_module, "software_versions", lambda device, task=None: VERSIONS)
+    monkeypatch.setattr(evaluator_module, "resolve_device", lambda device: device)  # no GPU here
+    ev = Evaluator(store, EvalConfig(vendor_baselines=False))
+    assert ev.prefetch_baselines(["gemm_bf16"], device="cpu") == {}  # nothing to time off CUDA
+    missing = ev.prefetch_baselines(["gemm_bf16", "softmax_fp32", "rmsnorm_bf16"], device="cuda")
+    assert missing == {"gemm_bf16": [], "softmax_fp32": ["eager", "compile"], "rmsnorm_bf16": []}
+    assert sorted(c[0] for c in calls) == ["gemm_bf16", "rmsnorm_bf16", "softmax_fp32"]
+    assert {c[2] for c in calls} == {0, 1} and peak[0] == 2  # both lanes, side by side
+    calls.clear()
+    ev.prefetch_baselines(["gemm_bf16", "rmsnorm_bf16"], device="cuda")
+    assert calls == []  # stored: nothing measured again
