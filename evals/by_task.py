@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 from evals.best_of_n import _as_store, run_eval
@@ -34,10 +35,13 @@ def _finished(part: Path, want: dict) -> bool:
 
 
 def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns: int = 1, context: str = "docs",
-                device: str = "auto", **eval_kwargs) -> dict:
+                device: str = "auto", budget_s: float | None = None, **eval_kwargs) -> dict:
     """``run_eval`` per task into ``<out_dir>/<task>/``, skipping finished ones, merging after each
-    task into ``out_dir``; returns the merged ``results.json`` dict. ``eval_kwargs`` go to
-    ``run_eval`` (workers, store, wandb_mode, config, gpus, backend...)."""
+    task into ``out_dir``; returns the merged ``results.json`` dict (empty when no task finished).
+    ``budget_s``: start no task after this many seconds (a machine lease ends: a task cut in the
+    middle would leave nothing), the tasks left for a re-run. ``eval_kwargs`` go to ``run_eval``
+    (workers, store, wandb_mode, config, gpus, backend...)."""
+    started = time.monotonic()
     if device == "auto" and eval_kwargs.get("backend", "local") == "local":
         device = resolve_device(device)
     out = Path(out_dir)
@@ -56,6 +60,9 @@ def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns
     for task in tasks:
         part = out / task
         if task in todo:
+            if budget_s is not None and time.monotonic() - started > budget_s:
+                log.warning("%s: not started, the %.0f s budget is spent; re-run with the same --out", task, budget_s)
+                continue
             run_eval(policy, [task], n=n, turns=turns, context=context, device=device, out_dir=part, **eval_kwargs)
         else:
             log.info("%s: kept the finished run in %s", task, part)

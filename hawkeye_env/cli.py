@@ -196,6 +196,8 @@ def eval_(
     quiet: bool = typer.Option(False, help="No progress bars."),
     split_tasks: bool = typer.Option(False, "--split-tasks", help="One run per task in OUT/<task>, merged into "
                                      "OUT after each; a re-run keeps finished tasks (evals/by_task.py)."),
+    budget_s: float | None = typer.Option(None, "--budget-s", min=0, help="--split-tasks: start no task after "
+                                          "this many seconds (the rest wait for a re-run)."),
 ) -> None:
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
@@ -221,6 +223,8 @@ def eval_(
         _fail(f"--wandb must be one of {', '.join(MODES)}")
     if backend not in ("local", "ray"):
         _fail("--backend must be local or ray")
+    if budget_s is not None and not split_tasks:
+        _fail("--budget-s applies to --split-tasks runs")
     if backend == "ray":
         from hawkeye_env.judge.ray_backend import import_ray
 
@@ -242,7 +246,9 @@ def eval_(
         from evals.by_task import run_by_task
 
         results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, n=n, turns=turns,
-                              context=context, device=device, **common)
+                              context=context, device=device, budget_s=budget_s, **common)
+        if not results:
+            _fail(f"no task finished within the --budget-s of {budget_s:g} s")
     else:
         results = run_eval(sampler, task_ids or None, n=n, turns=turns, context=context, out_dir=out, device=device,
                            **common)

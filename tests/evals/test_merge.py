@@ -126,3 +126,14 @@ def test_split_tasks_runs_each_task_once_merges_after_each_and_resumes(tmp_path,
     assert again.exit_code == 0 and ran == ["vector_add_fp32", "rmsnorm_bf16"]  # both kept
     reseeded = runner.invoke(app, [*args, "--seed", "1"])
     assert reseeded.exit_code == 0 and ran[2:] == ["vector_add_fp32", "rmsnorm_bf16"]
+    # a spent budget starts no new task: the finished ones are kept and reported, the rest wait
+    more = [a if a != "vector_add_fp32,rmsnorm_bf16" else "vector_add_fp32,rmsnorm_bf16,softmax_fp32" for a in args]
+    spent = runner.invoke(app, [*more, "--seed", "1", "--budget-s", "0"])  # the parts are seed 1's now
+    assert spent.exit_code == 0, spent.output
+    assert ran[4:] == [] and not (tmp_path / "suite" / "softmax_fp32").exists()
+    merged = json.loads((tmp_path / "suite" / "results.json").read_text())
+    assert merged["config"]["tasks"] == ["vector_add_fp32", "rmsnorm_bf16"]
+    fresh = [a if a != str(tmp_path / "suite") else str(tmp_path / "other") for a in args]
+    nothing = runner.invoke(app, [*fresh, "--budget-s", "0"])
+    assert nothing.exit_code == 2 and "no task finished" in nothing.output
+    assert runner.invoke(app, [*args[:-4], "--budget-s", "5"]).exit_code == 2  # without --split-tasks
