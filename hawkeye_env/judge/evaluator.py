@@ -290,27 +290,36 @@ class Evaluator:
 
     def prefetch_baselines(self, task_ids: list[str], device: str = "auto",
                            gpus: int | list[int] | None = None) -> dict[str, list[str]]:
-        """Measure the missing baselines of ``task_ids`` ahead of their candidates, one task per
-        GPU lane at a time, all lanes in parallel (CUDA; a no-op elsewhere). A batch of one task
-        otherwise keeps its GPUs idle while its first verdict has them measured. Returns task ->
-        the baseline names still missing afterwards (empty lists when all were measured)."""
+        """Measure the missing baselines of ``task_ids`` ahead of their candidates: one thread per
+        GPU lane takes the next task until none is left, so each GPU measures one task at a time
+        and all GPUs work in parallel (CUDA; a no-op elsewhere). A batch of one task otherwise
+        keeps its GPUs idle while its first verdict has them measured. Returns task -> the baseline
+        names still missing afterwards (empty lists when all were measured)."""
+        import threading
         from concurrent.futures import ThreadPoolExecutor
 
         device = resolve_device(device)
         if device != "cuda" or not task_ids:
             return {}
         lanes = make_lanes(device, gpus)
+        pending, taking, missing = list(task_ids), threading.Lock(), {}
 
-        def measure(i: int) -> tuple[str, list[str]]:
-            spec = get_task(task_ids[i])
-            versions = software_versions(device, spec)
-            names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
-            seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
-            cached, _ = self.ensure_baselines(spec, device, versions, seed, lanes[i % len(lanes)])
-            return spec.id, [n for n in names if n not in cached]
+        def lane_worker(lane: Lane) -> None:
+            while True:
+                with taking:
+                    if not pending:
+                        return
+                    spec = get_task(pending.pop(0))
+                versions = software_versions(device, spec)
+                names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+                seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
+                cached, _ = self.ensure_baselines(spec, device, versions, seed, lane)
+                missing[spec.id] = [n for n in names if n not in cached]
 
         with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-            return dict(pool.map(measure, range(len(task_ids))))
+            for future in [pool.submit(lane_worker, lane) for lane in lanes]:
+                future.result()
+        return {task: missing[task] for task in task_ids}
 
     def _memory_limit_bytes(self, device: str) -> int:
         return int((self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)) * 2**30)

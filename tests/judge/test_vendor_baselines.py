@@ -336,6 +336,8 @@ def test_prefetch_measures_each_tasks_missing_baselines_once_spread_over_the_lan
     assert missing == {"gemm_bf16": [], "softmax_fp32": ["eager", "compile"], "rmsnorm_bf16": []}
     assert sorted(c[0] for c in calls) == ["gemm_bf16", "rmsnorm_bf16", "softmax_fp32"]
     assert {c[2] for c in calls} == {0, 1} and peak[0] == 2  # both lanes, side by side
+    per_lane = {g: [c[0] for c in calls if c[2] == g] for g in (0, 1)}
+    assert sorted(map(len, per_lane.values())) == [1, 2]  # three tasks: one lane took two, in turn
     calls.clear()
     ev.prefetch_baselines(["gemm_bf16", "rmsnorm_bf16"], device="cuda")
     assert calls == []  # stored: nothing measured again
