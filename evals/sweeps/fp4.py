@@ -91,13 +91,16 @@ def _configs(unit: str, shape: dict) -> list[dict]:
 
 
 def _kernel(unit: str):
+    """The unit's wrapper and the JIT kernel both units launch (``units/block_scaled_fp4.py``)."""
+    from units.block_scaled_fp4 import _fp4_gemm_kernel
+
     if unit == "mxfp4_gemm":
-        from units.mxfp4_gemm import kernel
+        from units.mxfp4_gemm.kernel import mxfp4_gemm
 
-        return kernel.mxfp4_gemm, kernel._mxfp4_gemm_kernel
-    from units.nvfp4_gemm import kernel
+        return mxfp4_gemm, _fp4_gemm_kernel
+    from units.nvfp4_gemm.kernel import nvfp4_gemm
 
-    return kernel.nvfp4_gemm, kernel._nvfp4_gemm_kernel
+    return nvfp4_gemm, _fp4_gemm_kernel
 
 
 def _inputs(unit: str, shape: dict, device: str = "cuda") -> tuple[list, torch.Tensor]:

@@ -14,7 +14,8 @@ import triton
 import triton.language as tl
 
 from hawkeye_env.tasks.solutions.gemm_bf16 import ModelNew as Bf16Gemm
-from units.nvfp4_gemm.kernel import SCALE_GROUP, e2m1_to_bf16
+from units.block_scaled_fp4 import e2m1_to_bf16
+from units.nvfp4_gemm.kernel import SCALE_GROUP
 
 BLOCK_KP, BLOCK_N = 32, 128
 _gemm = Bf16Gemm()
