@@ -12,7 +12,6 @@ reference; candidates never do.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import logging
 import sys
@@ -22,11 +21,6 @@ from pathlib import Path
 import torch
 
 log = logging.getLogger(__name__)
-
-
-def _resolve(target: str):
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _load(task_id: str, source: str):
@@ -46,10 +40,6 @@ def _load(task_id: str, source: str):
     return module
 
 
-def _as_list(out) -> list:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
 def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     """True when ``seed`` (a module defining ``ModelNew`` whose forward calls ``fn_name``), with
     ``fn_name`` replaced by ``unit_reference`` (``"module:function"``), matches ``spec``'s reference
@@ -58,12 +48,13 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     from hawkeye_env.judge.correctness import dtype_name
     from hawkeye_env.judge.evaluator import Evaluator
     from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-    from hawkeye_env.judge.worker import reference64
+    from hawkeye_env.judge.worker import _as_list, reference64
     from hawkeye_env.tasks.registry import task_module
+    from units.index import resolve
 
     try:
         module = _load(spec.id, seed)
-        setattr(module, fn_name, _resolve(unit_reference))
+        setattr(module, fn_name, resolve(unit_reference))
         task, shape = task_module(spec), dict(spec.cpu_shapes[0])
         init = task.get_init_inputs(**shape)
         torch.manual_seed(0)

@@ -32,6 +32,7 @@ import time
 
 import torch
 
+from evals.sweep_kernels import _rel_err, _row
 from hawkeye_env.judge.timing import time_callable
 from hawkeye_env.tasks.attention_common import sdpa
 from units.online_softmax import attention
@@ -62,17 +63,8 @@ CONFIGS = (
 BUDGET_S = 240.0
 
 
-def _row(**fields) -> None:
-    print(json.dumps(fields), flush=True)
-
-
 def _flops(b: int, hq: int, s: int, d: int, causal: bool) -> float:
     return 4.0 * b * hq * s * s * d / (2 if causal else 1)
-
-
-def _rel(x: torch.Tensor, y: torch.Tensor) -> float:
-    x, y = x.float(), y.float()
-    return float((x - y).norm() / y.norm().clamp_min(1e-12))
 
 
 def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: bool, rounds: int) -> None:
@@ -89,7 +81,7 @@ def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: b
         try:
             out = attention.flash_attention(q, k, v, causal, **cfg)
             torch.cuda.synchronize()
-            err = _rel(out, expected)
+            err = _rel_err(out, expected)
             if not err < 2e-2:
                 raise ValueError(f"relative L2 {err:.3g} from SDPA flash")
         except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
