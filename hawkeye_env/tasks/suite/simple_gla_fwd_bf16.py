@@ -44,13 +44,19 @@ def simple_gla_reference(q, k, v, g) -> torch.Tensor:
 
 
 class Model(nn.Module):
+    """bfloat16 q, k, v ``[B, H, T, D]`` and float32 raw gate ``[B, H, T]`` -> q's dtype
+    ``[B, H, T, D]``, computed by ``chunked`` in float32 (float64 when q is float64) with
+    ``g = logsigmoid(gate + GATE_BIAS)``."""
+
+    chunked = staticmethod(simple_gla_reference)
+
     def __init__(self):
         super().__init__()
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
         compute = torch.float64 if q.dtype == torch.float64 else torch.float32
         g = F.logsigmoid(gate.to(compute) + GATE_BIAS)
-        o = simple_gla_reference(q.to(compute), k.to(compute), v.to(compute), g)
+        o = self.chunked(q.to(compute), k.to(compute), v.to(compute), g)
         return o.to(q.dtype)
 
 
