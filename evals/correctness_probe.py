@@ -42,7 +42,7 @@ def probe_case(task: str, shape: dict, dist: str, seed: int = 1) -> dict:
     init = module.get_init_inputs(**shape)
     torch.manual_seed(seed)
     ref = module.Model(*init)
-    randomize_parameters(ref, dist, seed)
+    randomize_parameters(ref, dist, seed, "cuda")
     expert = importlib.import_module(spec.solution).ModelNew(*init)
     expert.load_state_dict(ref.state_dict(), strict=False)
     ref, expert = ref.cuda(), expert.cuda()

@@ -161,7 +161,7 @@ def reference_and_inputs(spec: TaskSpec, shape: dict, seed: int, device: str) ->
     init = module.get_init_inputs(**shape)
     torch.manual_seed(seed)
     ref = module.Model(*init)
-    randomize_parameters(ref, "normal", seed)
+    randomize_parameters(ref, "normal", seed, device)
     return ref.to(device), make_inputs(module, shape, "normal", seed, device)
 
 

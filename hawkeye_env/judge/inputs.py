@@ -38,14 +38,19 @@ def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) ->
     return x.to(t.dtype)
 
 
-def _task_inputs(module, shape: dict) -> list:
+def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
     """``get_inputs(**shape)`` built on the meta device (no memory) unless it returns integer
-    tensors, whose values must be real."""
+    tensors, whose values must be real: then it runs with ``device`` as the default device, so the
+    floating tensors it also draws (discarded) cost a GPU kernel rather than a CPU loop
+    (``cross_entropy_fp32``'s [4096, 128256] logits took 9 s per trial on the host's CPU, H200 run
+    of 2026-11-30). Integer values depend on ``device``'s generator, drawn identically by every
+    process that builds the trial on that device type (worker, parent, baselines)."""
     with torch.device("meta"):
         probe = module.get_inputs(**shape)
     if all(not isinstance(x, torch.Tensor) or x.is_floating_point() for x in probe):
         return probe
-    return module.get_inputs(**shape)
+    with torch.device(device):
+        return module.get_inputs(**shape)
 
 
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
@@ -53,7 +58,7 @@ def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) 
     torch.manual_seed(seed)
     generator = torch.Generator(device=device).manual_seed(seed)
     out = []
-    for x in _task_inputs(module, shape):
+    for x in _task_inputs(module, shape, device):
         if isinstance(x, torch.Tensor):
             x = draw_like(x, distribution, generator) if x.is_floating_point() else x.to(device)
             x = x.contiguous()
@@ -61,9 +66,13 @@ def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) 
     return out
 
 
-def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int) -> None:
-    """Redraw every floating parameter and buffer of ``model`` in place (on CPU)."""
-    generator = torch.Generator().manual_seed(seed ^ 0x5EED)
+def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, device: str = "cpu") -> None:
+    """Redraw every floating parameter and buffer of ``model`` in place (wherever they live), the
+    values drawn on ``device``'s generator: on a GPU the draws are kernels, not a host loop
+    (``linear_prefill_bf16``'s 117M weights took 7-9 s per trial on the host, heavy-tailed draws
+    being four passes; H200 run of 2026-11-30). Every builder of a trial passes the same device,
+    so worker, parent and baselines hold the same values."""
+    generator = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     with torch.no_grad():
         for t in list(model.parameters()) + list(model.buffers()):
             if t.is_floating_point():

@@ -40,7 +40,7 @@ def build(spec: TaskSpec, shape: dict, distribution: str, seed: int, device: str
         torch.manual_seed(seed)
         ref = task.Model(*init)
         inputs = make_inputs(task, shape, distribution, seed, device)
-    randomize_parameters(ref, distribution, seed)  # its own generator
+    randomize_parameters(ref, distribution, seed, device)  # its own generator
     return ref.to(device), inputs
 
 

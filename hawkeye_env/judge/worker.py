@@ -118,7 +118,7 @@ class _Run:
         init = self.task.get_init_inputs(**shape)
         torch.manual_seed(seed)
         ref = self.task.Model(*init)
-        randomize_parameters(ref, distribution, seed)
+        randomize_parameters(ref, distribution, seed, self.device)
         torch.manual_seed(seed)
         try:
             new = self.candidate.ModelNew(*init)
