@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from evals.sweeps.attention import BASE as SWEEP_BASE
 from evals.sweeps.attention import CONFIGS as SWEEP_CONFIGS
 from hawkeye_env.tasks.attention_common import explicit_attention
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
@@ -75,7 +76,7 @@ def test_every_attention_sweep_configuration_is_correct(cfg):
     gen = torch.Generator().manual_seed(3)
     q, k, v = _bf16(1, 2, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen)
     ref = explicit_attention(q.double(), k.double(), v.double(), True)
-    assert _rel(flash_attention(q, k, v, True, **cfg), ref) < REL_L2["attention"]
+    assert _rel(flash_attention(q, k, v, True, **{**SWEEP_BASE, **cfg}), ref) < REL_L2["attention"]
 
 
 def test_flash_attention_refuses_a_causal_tile_that_splits_the_diagonal_block():

@@ -37,10 +37,14 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 LOG2E = 1.4426950408889634
-# Prefill tile: 128 queries x 64 keys, 8 warps, 3 stages, FlashAttention-2's Hopper forward tile for
-# D = 128 (the Triton fused-attention tutorial's configuration). The only tile timed so far: non-causal
-# B4 H32 S4096 D128 at 437 TFLOP/s on the H200, 0.72x cuDNN and 1.28x flash SDPA (2026-11-30).
-BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 64, 8, 3
+# Prefill tile and options: 128 queries x 128 keys, 8 warps, 3 stages, TMA descriptor loads and the
+# scale folded into the exponent's FMA: the fastest of the H200 sweep of 2026-11-30 at the attention
+# tasks' shapes (B4 H32 S4096 D128; evals/results/attention-sweep-h200-2026-11-30.jsonl): causal
+# 449 TFLOP/s (0.87x cuDNN, 1.47x flash SDPA), GQA 0.87x / 1.42x, non-causal 516 (0.86x / 1.50x;
+# 528 without fold_scale, inside the sweep's spread). The former 128x64 pointer tile ran 0.73-0.78x
+# cuDNN in the same sweep.
+BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 128, 8, 3
+USE_TMA, FOLD_SCALE = True, True
 # Decode: 64-key tiles with 3 stages keep K and V tiles at 96 KB of shared memory (two programs per
 # H200 SM); about 8 programs per SM of 132 give every SM enough loads in flight. Timed once: 2.5 TB/s
 # at B16 Hq32 Hkv8 L8192 D128, 0.86x flash SDPA (2026-11-30).
@@ -211,6 +215,12 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, int]
     return q.shape[1] // k.shape[1], max(16, triton.next_power_of_2(q.shape[3]))
 
 
+def tma_device_ok(device: torch.device) -> bool:
+    """Whether ``device`` has TMA: a Hopper or newer GPU (compute capability 9+), or the CPU, where
+    the Triton interpreter emulates descriptors. Elsewhere (Ampere) the pointer path runs."""
+    return device.type == "cpu" or (device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9)
+
+
 def tma_layout_ok(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_m: int, block_n: int) -> bool:
     """Whether the TMA path can serve these tensors: each contiguous (viewed as ``[B*H*S, D]``),
     ``D`` a power of two of at least 16 (rows of whole 16-byte units), 16-byte aligned storage
@@ -223,7 +233,7 @@ def tma_layout_ok(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_m: in
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, *,
                     block_m: int = BLOCK_M, block_n: int = BLOCK_N, num_warps: int = NUM_WARPS,
                     num_stages: int = NUM_STAGES, warp_specialize: bool = False,
-                    use_tma: bool = False, fold_scale: bool = False) -> torch.Tensor:
+                    use_tma: bool = USE_TMA, fold_scale: bool = FOLD_SCALE) -> torch.Tensor:
     """``softmax(q k^T / sqrt(D) [+ causal mask]) v`` with grouped-query heads.
 
     Args:
@@ -235,7 +245,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
             (``tl.range(..., warp_specialize=True)``; Hopper and newer, ignored elsewhere).
         use_tma: load Q, K, V and store O through TMA tensor descriptors (Hopper) when the layout
             allows it (``tma_layout_ok``: contiguous, ``D`` a power of two, ``S`` a multiple of both
-            tiles); otherwise the pointer path runs.
+            tiles) on a GPU with TMA (``tma_device_ok``); otherwise the pointer path runs.
         fold_scale: apply the ``1/sqrt(D)`` scale inside the exponent's fused multiply-add and
             accumulate ``P V`` onto the rescaled accumulator inside the MMA (``_attn_block_loop``).
 
@@ -251,7 +261,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         raise ValueError(f"causal attention needs block_m ({block_m}) to be a multiple of block_n ({block_n})")
     grid = (triton.cdiv(s, block_m), b * hq)
     descs = (None,) * 4
-    tma = use_tma and tma_layout_ok(q, k, v, block_m, block_n)
+    tma = use_tma and tma_device_ok(q.device) and tma_layout_ok(q, k, v, block_m, block_n)
     if tma:
         views = [t.view(-1, d) for t in (q, k, v, o)]
         blocks = ([block_m, d], [block_n, d], [block_n, d], [block_m, d])
