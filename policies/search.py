@@ -10,8 +10,12 @@ the unit's PyTorch reference in place of its kernel (``seed_check.py``). It then
 (``BLOCK``, ``BLOCK_M/N/K``, ``GROUP_M``, ``num_warps``, ``num_stages``...; see ``KNOBS``). Powers of
 two move to another power of two within a factor 4 and inside the knob's bounds; ``num_stages``
 moves by 1 or 2. Literals are replaced in place in the text, so comments and layout survive and the
-result always parses. Some knob values are invalid for a kernel (a tile too small for ``tl.dot``,
-a block below a row); the judge decides, as it does for any policy.
+result always parses. A mutation estimated not to compile on a Hopper GPU (a tile accumulator past
+the register file, a K pipeline past shared memory, a 1-D block too wide for its warps;
+``feasibility.py``) is drawn again, up to ``FEASIBILITY_ATTEMPTS`` times, else the parent is kept;
+an estimate no larger than the parent's always passes, so whatever a seed already does stays
+reachable. Other invalid knob values (a tile too small for ``tl.dot``, a block below a row) are left
+for the judge to reject, as for any policy.
 
 Deterministic: sample ``i`` of an observation depends only on ``seed``, the task, the turn, the
 observation's ``trajectory`` key and the base source. On the first turn sample 0 is the unmodified
@@ -34,30 +38,34 @@ import logging
 import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hawkeye_env.tasks.registry import get_task, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
+from policies.feasibility import BLOCK_1D_NAME, NUM_STAGES_NAME, NUM_WARPS_NAME, TILE_SIDE_NAME, acceptable, knob_values
 from policies.seed_check import computes_task
 
 log = logging.getLogger(__name__)
 
-# name pattern -> (lower bound, upper bound, step kind). Bounds: 1-D blocks from 64 (two warps of
-# one element each) to 16384 (32 fp32 registers per thread at 16 warps, units/row_reduction's
-# limit); tile sides from 16 (the smallest tl.dot operand side) to 1024; GROUP_M to 32 tile rows;
-# num_warps 1-16 (512 threads, the largest Triton default-configs use); num_stages 1-5 (five
-# 128x256x64 bf16 stages already exceed Hopper's 227 KB shared memory). A literal outside its
-# bounds widens them to include itself, so the expert's own value always stays reachable.
+# name pattern -> (lower bound, upper bound, step kind); the patterns of the knobs that
+# feasibility.py's estimates use are defined there. Bounds: 1-D blocks from 64 (two warps of one element each) to
+# 16384 (32 fp32 registers per thread at 16 warps, units/row_reduction's limit); tile sides from 16
+# (the smallest tl.dot operand side) to 1024; GROUP_M to 32 tile rows; num_warps 1-16 (512 threads,
+# the largest Triton default-configs use); num_stages 1-5 (five 128x256x64 bf16 stages already
+# exceed Hopper's 227 KB shared memory). A literal outside its bounds widens them to include
+# itself, so the expert's own value always stays reachable.
 KNOBS: tuple[tuple[re.Pattern[str], int, int, str], ...] = (
-    (re.compile(r"(BLOCK|BLOCK_SIZE|[XYR]BLOCK)"), 64, 16384, "pow2"),
-    (re.compile(r"(BLOCK|BLOCK_SIZE|B)_?[MNKTDV]"), 16, 1024, "pow2"),
+    (BLOCK_1D_NAME, 64, 16384, "pow2"),
+    (TILE_SIDE_NAME, 16, 1024, "pow2"),
     (re.compile(r"GROUP(_SIZE)?_[MN]"), 1, 32, "pow2"),
-    (re.compile(r"(num_warps|NUM_WARPS)"), 1, 16, "pow2"),
-    (re.compile(r"(num_stages|NUM_STAGES)"), 1, 5, "linear"),
+    (NUM_WARPS_NAME, 1, 16, "pow2"),
+    (NUM_STAGES_NAME, 1, 5, "linear"),
 )
 MAX_MUTATED_KNOBS = 3
 DEDUP_ATTEMPTS = 8
+# Draws of one mutation before ``mutate`` gives up on finding a plausibly compilable child.
+FEASIBILITY_ATTEMPTS = 8
 
 
 @dataclass(frozen=True)
@@ -151,15 +159,26 @@ def apply_values(source: str, changes: dict[KnobSite, int]) -> str:
     return b"\n".join(lines).decode("utf-8")
 
 
-def mutate(source: str, rng: random.Random, max_knobs: int = MAX_MUTATED_KNOBS) -> str:
-    """Change 1..``max_knobs`` knob literals of ``source`` to other allowed values; unchanged if none."""
-    sites = [s for s in knob_sites(source) if s.choices()]
+def mutate(source: str, rng: random.Random, max_knobs: int = MAX_MUTATED_KNOBS,
+           attempts: int = FEASIBILITY_ATTEMPTS) -> str:
+    """Change 1..``max_knobs`` knob literals of ``source`` to other allowed values.
+
+    A draw that ``feasibility.acceptable`` rejects against ``source`` is redrawn, up to ``attempts``
+    draws in all; ``source`` itself comes back when none is acceptable or it has no knob to change."""
+    every_site = knob_sites(source)
+    sites = [s for s in every_site if s.choices()]
     if not sites:
         return source
-    chosen = rng.sample(sites, rng.randint(1, min(max_knobs, len(sites))))
-    mutated = apply_values(source, {s: rng.choice(s.choices()) for s in chosen})
-    ast.parse(mutated)
-    return mutated
+    parent = knob_values(every_site)
+    for _ in range(attempts):
+        chosen = rng.sample(sites, rng.randint(1, min(max_knobs, len(sites))))
+        changes = {s: rng.choice(s.choices()) for s in chosen}
+        child = knob_values(replace(s, value=changes.get(s, s.value)) for s in every_site)
+        if acceptable(parent, child):
+            mutated = apply_values(source, changes)
+            ast.parse(mutated)
+            return mutated
+    return source
 
 
 # -- unit seeds ---------------------------------------------------------------------------------
