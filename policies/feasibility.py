@@ -37,8 +37,11 @@ from typing import Protocol
 
 # Knob names by what they size, matched against a name without leading or trailing underscores.
 # ``policies/search.py`` builds its ``KNOBS`` from these patterns, so both modules read the same names.
-BLOCK_1D_NAME = re.compile(r"(BLOCK|BLOCK_SIZE|[XYR]BLOCK)")
-TILE_SIDE_NAME = re.compile(r"(BLOCK|BLOCK_SIZE|B)_?[MNKTDV]")  # M, N, K of a GEMM tile; T, D, V elsewhere
+# Upper case for constants and constexpr parameters, lower case for launch keywords and config
+# dicts (``block_m=64``, ``{"block_m": 64}``).
+BLOCK_1D_NAME = re.compile(r"(BLOCK|BLOCK_SIZE|[XYR]BLOCK|block|block_size)")
+# Tile sides: M, N, K of a GEMM tile; T, D, V elsewhere.
+TILE_SIDE_NAME = re.compile(r"(BLOCK|BLOCK_SIZE|B)_?[MNKTDV]|block_[mnktdv]")
 NUM_WARPS_NAME = re.compile(r"(num_warps|NUM_WARPS)")
 NUM_STAGES_NAME = re.compile(r"(num_stages|NUM_STAGES)")
 
@@ -112,8 +115,8 @@ def knob_values(knobs: Iterable[Knob]) -> KnobValues:
         name = knob.name.strip("_")
         if BLOCK_1D_NAME.fullmatch(name):
             blocks.append(knob.value)
-        elif TILE_SIDE_NAME.fullmatch(name) and name[-1] in sides:
-            sides[name[-1]].append(knob.value)
+        elif TILE_SIDE_NAME.fullmatch(name) and name[-1].upper() in sides:
+            sides[name[-1].upper()].append(knob.value)
         elif NUM_WARPS_NAME.fullmatch(name):
             warps.append(knob.value)
         elif NUM_STAGES_NAME.fullmatch(name):

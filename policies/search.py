@@ -1,7 +1,9 @@
 """A non-LLM baseline policy: tune the knobs of Triton sources it can compose.
 
 It starts from sources that already define ``ModelNew``: the task's expert solution
-(``registry.solution_source``) and, for each runnable unit serving the task's tags
+(``registry.solution_source``), the same expert with the unit modules it imports inlined when that
+puts knobs in reach (``inline.py``: an expert calling ``fp8_gemm_per_tensor`` has none of its own),
+and, for each runnable unit serving the task's tags
 (``units.index.units_for_tags``) whose solution callable can be called with the forward's inputs and
 the module's attributes, a *unit seed*: the unit's ``kernel.py`` inlined under the expert's
 ``__init__`` and a ``forward`` calling the unit's function, kept only if it computes the task with
@@ -19,8 +21,9 @@ for the judge to reject, as for any policy.
 
 Deterministic: sample ``i`` of an observation depends only on ``seed``, the task, the turn, the
 observation's ``trajectory`` key and the base source. On the first turn sample 0 is the unmodified
-expert source and the next samples the unmodified unit seeds; later turns mutate the trajectory's
-last compiled source (``last_compiled_source``, else ``source``).
+expert source and the next samples the other seeds unmodified; the rest mutate the seeds that have
+knobs, in turn. Later turns mutate the trajectory's last compiled source (``last_compiled_source``,
+else ``source``).
 
 Example::
 
@@ -44,6 +47,7 @@ from pathlib import Path
 from hawkeye_env.tasks.registry import get_task, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 from policies.feasibility import BLOCK_1D_NAME, NUM_STAGES_NAME, NUM_WARPS_NAME, TILE_SIDE_NAME, acceptable, knob_values
+from policies.inline import inline_unit_imports
 from policies.seed_check import computes_task
 
 log = logging.getLogger(__name__)
@@ -58,7 +62,7 @@ log = logging.getLogger(__name__)
 KNOBS: tuple[tuple[re.Pattern[str], int, int, str], ...] = (
     (BLOCK_1D_NAME, 64, 16384, "pow2"),
     (TILE_SIDE_NAME, 16, 1024, "pow2"),
-    (re.compile(r"GROUP(_SIZE)?_[MN]"), 1, 32, "pow2"),
+    (re.compile(r"GROUP(_SIZE)?_[MN]|group_(size_)?[mn]"), 1, 32, "pow2"),
     (NUM_WARPS_NAME, 1, 16, "pow2"),
     (NUM_STAGES_NAME, 1, 5, "linear"),
 )
@@ -261,11 +265,15 @@ def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_soluti
 
 
 def task_seeds(task_id: str) -> list[str]:
-    """The expert solution, then one composed seed per fitting unit (by relevance) that computes
-    the task (``seed_check.computes_task``)."""
+    """The expert solution; the expert with the unit modules it imports inlined
+    (``inline.inline_unit_imports``) when that exposes more knobs; then one composed seed per
+    fitting unit (by relevance) that computes the task (``seed_check.computes_task``)."""
     spec = get_task(task_id)
     expert = solution_source(spec)
     seeds = [expert]
+    inlined = inline_unit_imports(expert)
+    if inlined is not None and len(knob_sites(inlined)) > len(knob_sites(expert)):
+        seeds.append(inlined)
     try:
         from units.index import units_for_tags
 
@@ -315,12 +323,13 @@ class SearchPolicy:
         turn = int(obs.get("turn", 0))
         base = obs.get("last_compiled_source") or obs.get("source") or ""
         bases = [base] if base else self.seeds(obs["task_id"])
+        mutable = [b for b in bases if knob_sites(b)] or bases  # a knob-less expert cannot vary
         out: list[str] = []
         for i in range(n):
-            parent = bases[i % len(bases)]
             if turn == 0 and i < len(bases):
-                out.append(parent)
+                out.append(bases[i])
                 continue
+            parent = mutable[i % len(mutable)]
             digest = hashlib.sha256(parent.encode()).hexdigest()[:16]
             rng = self._rng(obs["task_id"], turn, obs.get("trajectory", 0), i, digest)
             child = parent

@@ -31,11 +31,12 @@ def test_sample_zero_is_the_unmodified_expert(task):
 def test_samples_parse_and_change_only_knob_literals(task):
     [actions] = SearchPolicy(seed=1).sample([_obs(task)], n=12)
     seeds = task_seeds(task)
+    mutable = [s for s in seeds if knob_sites(s)] or seeds  # mutations start from seeds with knobs
     for i, action in enumerate(actions):
         source = extract_source(action)
         ast.parse(source)
         assert "class ModelNew" in source
-        parent = extract_source(fenced(seeds[i % len(seeds)]))
+        parent = extract_source(fenced(seeds[i] if i < len(seeds) else mutable[i % len(mutable)]))
         old, new = parent.splitlines(), source.splitlines()
         assert len(old) == len(new)
         changed = {i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b}
