@@ -4,9 +4,9 @@
 
 Run from the repository root. The attention tasks' experts ran at 0.63-0.73x SDPA-cuDNN on the H200
 (BENCHMARKS.md, run 8), short of the 0.9x target; this sweep times the kernel's knobs at the tasks'
-GPU shapes (its 2026-11-30 run chose today's defaults: 0.86-0.87x cuDNN) (B4 H32 S4096 D128: non-causal, causal, and causal grouped-query with 8 KV heads) to
-find a better default: tiles (``block_m`` x ``block_n``), warps, stages, the scale folded into the
-exponent with the accumulator rescale inside the MMA (``fold_scale``), and TMA tensor-descriptor
+GPU shapes (B4 H32 S4096 D128: non-causal, causal, and causal grouped-query with 8 KV heads) to
+find a better default (its 2026-11-30 run chose today's: 0.86-0.87x cuDNN): tiles (``block_m`` x
+``block_n``), warps, stages, the scale folded into the exponent with the accumulator rescale inside the MMA (``fold_scale``), and TMA tensor-descriptor
 loads and stores (``use_tma``; compiled for sm_90 with Triton 3.6 they cut the 128x64 tile from 186
 to 138 registers per thread, and let a 128x128 tile fit in 188 without spills). Warp specialization
 is left out: Triton 3.6 leaves this loop unsplit at 8 warps and fails to compile it at 4.
@@ -25,14 +25,13 @@ One JSON line each: ``{"kind": "env"}``; ``{"kind": "error", "shape", "cfg", "er
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import time
 
 import torch
 
 from evals.sweep_kernels import _rel_err, _row
+from evals.sweeps.cli import sweep_main
 from hawkeye_env.judge.timing import time_callable
 from hawkeye_env.tasks.attention_common import sdpa
 from units.online_softmax import attention
@@ -70,7 +69,8 @@ def _flops(b: int, hq: int, s: int, d: int, causal: bool) -> float:
     return 4.0 * b * hq * s * s * d / (2 if causal else 1)
 
 
-def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: bool, rounds: int) -> None:
+def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: bool, rounds: int,
+                deadline: float | None = None) -> None:
     g = torch.Generator(device="cuda").manual_seed(0)
     q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16, generator=g)
     k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
@@ -109,30 +109,7 @@ def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: b
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sys
-
-    import triton
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--budget-s", type=float, default=BUDGET_S)
-    parser.add_argument("--only", nargs="*", default=None, help="shape labels to run (default: all)")
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("error: the attention sweep times kernels on a CUDA GPU; none is available", file=sys.stderr)
-        return 2
-    _row(kind="env", device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-         configs=list(CONFIGS))
-    start = time.monotonic()
-    for label, *shape in SHAPES:
-        if args.only and label not in args.only:
-            continue
-        if time.monotonic() - start > args.budget_s:
-            _row(kind="skipped", shape=label, why=f"budget of {args.budget_s:.0f} s spent")
-            continue
-        sweep_shape(label, *shape, rounds=args.rounds)
-    _row(kind="done", seconds=time.monotonic() - start)
-    return 0
+    return sweep_main(argv, __doc__, "attention", CONFIGS, SHAPES, sweep_shape, BUDGET_S)
 
 
 if __name__ == "__main__":

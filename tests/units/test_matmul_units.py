@@ -108,3 +108,105 @@ def test_split_k_takes_a_decode_configuration_and_a_transposed_weight():
         out = _poisoned_call(decode, x, w.t())
         verdict = compare(out, x.double() @ w.double().t(), torch.bfloat16, BF16)
         assert verdict["ok"], f"split_k={split_k}: {verdict['reason']}"
+
+
+def _rel_l2_ok(out, ref, what):
+    verdict = compare(out, ref, torch.bfloat16, BF16)
+    assert verdict["ok"], f"{what}: {verdict['reason']}"
+
+
+@pytest.mark.parametrize("m", [1, 5, 16, 33])
+@pytest.mark.parametrize("split_k", [1, 3])
+def test_split_k_swap_ab_at_odd_shapes_and_strides(m, split_k):
+    """``swap_ab=True`` (``C^T = B^T A^T``) at M below, at and above one 16-row tile, N and K not
+    multiples of the tiles, on ``b = w.t()`` (K stride 1), a contiguous ``b`` and a strided ``a``,
+    with NaN-poisoned partials and output."""
+    from units.persistent_splitk.kernel import matmul
+
+    g = torch.Generator().manual_seed(m)
+    x = torch.randn(m, 333, generator=g).to(torch.bfloat16).to(DEVICE)
+    w = torch.randn(70, 333, generator=g).to(torch.bfloat16).to(DEVICE)
+    x_strided = torch.randn(m, 2 * 333, generator=g).to(torch.bfloat16).to(DEVICE)[:, ::2]
+    b_kn = torch.randn(333, 130, generator=g).to(torch.bfloat16).to(DEVICE)
+    swap = functools.partial(matmul, block_m=16, block_n=64, block_k=64, split_k=split_k, num_stages=4,
+                             num_warps=4, swap_ab=True)
+    cases = (("x @ w.t()", x, w.t()), ("a[:, ::2] @ b", x_strided, b_kn), ("x @ b[:, 3:]", x, b_kn[:, 3:]))
+    for what, a, b in cases:
+        out = _poisoned_call(swap, a, b)
+        assert out.shape == (m, b.shape[1])
+        _rel_l2_ok(out, a.double() @ b.double(), f"M={m} split_k={split_k} {what}")
+
+
+def test_split_k_swap_ab_sums_the_same_partials():
+    """With and without ``swap_ab`` the partial tiles hold the same fp32 dot products, so the
+    bf16 outputs agree to fp32 rounding (one bf16 ulp at most) after the same fixed-order sum."""
+    from units.persistent_splitk.kernel import matmul
+
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(20, 700, generator=g).to(torch.bfloat16).to(DEVICE)
+    b = torch.randn(700, 100, generator=g).to(torch.bfloat16).to(DEVICE)
+    plain = _poisoned_call(functools.partial(matmul, block_m=32, block_n=64, block_k=64, split_k=4), a, b)
+    swap = _poisoned_call(functools.partial(matmul, block_m=32, block_n=64, block_k=64, split_k=4, swap_ab=True), a, b)
+    torch.testing.assert_close(swap.float(), plain.float(), rtol=2**-7, atol=1e-3)
+    _rel_l2_ok(swap, a.double() @ b.double(), "swap_ab")
+
+
+def _small_m_sweep():
+    from evals.sweeps import small_m_gemm
+
+    return small_m_gemm
+
+
+@pytest.mark.parametrize("cfg", _small_m_sweep().CONFIGS, ids=str)
+def test_every_small_m_sweep_configuration_is_correct(cfg):
+    """What ``evals.sweeps.small_m_gemm`` will time on the GPU computes the GEMM, through the
+    sweep's own ``call``, at small versions of both layouts: linear_decode's ``x @ w.t()`` (M=16)
+    and gemm_skinny's ``a @ b`` (M=33, block_m 64), N and K off the tiles."""
+    sweep = _small_m_sweep()
+    g = torch.Generator().manual_seed(11)
+    for m, n, k, weight_nk in ((16, 70, 300, True), (33, 130, 520, False)):
+        a = torch.randn(m, k, generator=g).to(torch.bfloat16).to(DEVICE)
+        w = torch.randn(*((n, k) if weight_nk else (k, n)), generator=g).to(torch.bfloat16).to(DEVICE)
+        out = _poisoned_call(sweep.call, cfg, a, w, weight_nk)
+        ref = a.double() @ (w.double().t() if weight_nk else w.double())
+        _rel_l2_ok(out, ref, f"{cfg} M={m} weight_nk={weight_nk}")
+
+
+def test_small_m_sweep_lists_both_task_shapes_and_swap_ab():
+    sweep = _small_m_sweep()
+    assert {s[:4] for s in sweep.SHAPES} == {("linear_decode", 16, 6144, 4096), ("gemm_skinny", 64, 4096, 16384)}
+    assert 12 <= len(sweep.CONFIGS) <= 20 and len({str(c) for c in sweep.CONFIGS}) == len(sweep.CONFIGS)
+    assert {c["swap_ab"] for c in sweep.CONFIGS} == {False, True}
+    assert [sweep.block_m_for(m) for m in (1, 5, 16, 17, 33, 64, 200)] == [16, 16, 16, 32, 64, 64, 64]
+    for cfg in sweep.CONFIGS:  # every tile fits the H200's 227 KiB of shared memory at M = 64
+        assert cfg["num_stages"] * 2 * (cfg["block_n"] + 64) * cfg["block_k"] <= 227 * 1024, cfg
+
+
+def test_small_m_sweep_needs_a_gpu(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _small_m_sweep().main([]) == 2
+    assert "CUDA GPU" in capsys.readouterr().err
+
+
+def test_linear_decode_expert_passes_swap_ab_through(monkeypatch):
+    """The decode expert forwards every keyword of its ``tile_config``, so a sweep winner with
+    ``swap_ab`` can become its configuration by editing ``tile_config`` alone."""
+    from hawkeye_env.tasks.solutions import linear_decode_bf16 as expert
+
+    seen = []
+    base = expert.tile_config
+
+    def swapped(m, n, k):
+        cfg = {**base(m, n, k), "swap_ab": True, "split_k": 2}
+        seen.append(cfg)
+        return cfg
+
+    monkeypatch.setattr(expert, "tile_config", swapped)
+    g = torch.Generator().manual_seed(2)
+    model = expert.ModelNew(300, 70).to(DEVICE)
+    with torch.no_grad():
+        model.weight.copy_(torch.randn(70, 300, generator=g).to(torch.bfloat16))
+    x = torch.randn(5, 300, generator=g).to(torch.bfloat16).to(DEVICE)
+    out = _poisoned_call(model, x)
+    assert seen and seen[0]["swap_ab"] is True
+    _rel_l2_ok(out, x.double() @ model.weight.detach().double().t(), "linear_decode expert with swap_ab")

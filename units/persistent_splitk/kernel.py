@@ -6,7 +6,8 @@ order with a second small kernel (deterministic, no atomics).
 
 Two callables:
 
-- ``matmul(a, b)``: split-K, for skinny-M / large-K shapes (the unit's solution).
+- ``matmul(a, b)``: split-K, for skinny-M / large-K shapes (the unit's solution); with
+  ``swap_ab=True`` each tile is computed as ``C^T = B^T A^T`` so a tiny M is the MMA's N side.
 - ``matmul_persistent(a, b)``: for large square shapes; launches one program per SM and strides
   each over output tiles (``tile_id = pid, pid + num_programs, ...``) in grouped order, so no
   launch tail and no per-CTA setup per tile.
@@ -50,8 +51,15 @@ def _splitk_partial_kernel(
     a_ptr, b_ptr, partial_ptr,
     M, N, K, K_PER_SPLIT,
     stride_am, stride_ak, stride_bk, stride_bn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SWAP_AB: tl.constexpr,
 ):
+    """fp32 ``partial[s, m, n]`` for one ``[BM, BN]`` output tile over K split ``s``.
+
+    ``SWAP_AB``: load the tiles transposed and compute ``C^T = B^T A^T``, ``[BN, BK] x [BK, BM]``,
+    so the weight rows fill the MMA's M side (64 per Hopper warpgroup) and the few activation rows
+    its N side (>= 16): at BM = 16 that is wgmma m64n16k16 instead of the mma.sync m16n8k16 a
+    16-row M side compiles to. The ``[BN, BM]`` accumulator is transposed back before the store.
+    """
     pid = tl.program_id(0)
     pid_s = tl.program_id(1)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -63,17 +71,28 @@ def _splitk_partial_kernel(
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
     offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
     offs_k = k_start + tl.arange(0, BLOCK_K)  # [BK]
-    a_ptrs = a_ptr + offs_am[:, None].to(tl.int64) * stride_am + offs_k[None, :].to(tl.int64) * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * stride_bk + offs_bn[None, :].to(tl.int64) * stride_bn
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if SWAP_AB:  # A^T [BK, BM] and B^T [BN, BK]
+        a_ptrs = a_ptr + offs_k[:, None].to(tl.int64) * stride_ak + offs_am[None, :].to(tl.int64) * stride_am
+        b_ptrs = b_ptr + offs_bn[:, None].to(tl.int64) * stride_bn + offs_k[None, :].to(tl.int64) * stride_bk
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+    else:  # A [BM, BK] and B [BK, BN]
+        a_ptrs = a_ptr + offs_am[:, None].to(tl.int64) * stride_am + offs_k[None, :].to(tl.int64) * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * stride_bk + offs_bn[None, :].to(tl.int64) * stride_bn
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(k_end - k_start, BLOCK_K)):
         k_mask = offs_k < k_end - k * BLOCK_K  # [BK]
-        a = tl.load(a_ptrs, mask=k_mask[None, :], other=0.0)  # [BM, BK]
-        b = tl.load(b_ptrs, mask=k_mask[:, None], other=0.0)  # [BK, BN]
-        acc = tl.dot(a, b, acc)
+        if SWAP_AB:
+            a = tl.load(a_ptrs, mask=k_mask[:, None], other=0.0)  # [BK, BM]
+            b = tl.load(b_ptrs, mask=k_mask[None, :], other=0.0)  # [BN, BK]
+            acc = tl.dot(b, a, acc)  # [BN, BM]
+        else:
+            a = tl.load(a_ptrs, mask=k_mask[None, :], other=0.0)  # [BM, BK]
+            b = tl.load(b_ptrs, mask=k_mask[:, None], other=0.0)  # [BK, BN]
+            acc = tl.dot(a, b, acc)  # [BM, BN]
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
+    if SWAP_AB:
+        acc = tl.trans(acc)  # [BN, BM] -> [BM, BN]
 
     offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)  # [BM]
     offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
@@ -159,13 +178,19 @@ def no_empty_split(k_tiles: int, split: int) -> int:
 def matmul(
     a: torch.Tensor, b: torch.Tensor, *, block_m: int = SPLIT_BLOCK_M, block_n: int = SPLIT_BLOCK_N,
     block_k: int = SPLIT_BLOCK_K, split_k: int | None = None, num_stages: int = SPLIT_STAGES,
-    num_warps: int = SPLIT_WARPS,
+    num_warps: int = SPLIT_WARPS, swap_ab: bool = False,
 ) -> torch.Tensor:
     """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: split-K partials in fp32, then a fixed-order sum.
 
     The tile configuration defaults to this unit's (the skinny M=64 shape). ``split_k`` fixes the
     number of K ranges (lowered if some range would be empty); by default ``split_k_for`` picks it.
     Any strides are accepted, so an ``nn.Linear`` weight ``w [N, K]`` is passed as ``b = w.t()``.
+
+    ``swap_ab=True`` computes each tile as ``C^T = B^T A^T``: ``block_n`` weight rows become the
+    MMA's M side and ``block_m`` (>= 16) rows of ``a`` its N side, for small M (<= 64) where a
+    16-row ``[BM, BK] x [BK, BN]`` dot is too short for Hopper's wgmma (64 rows per warpgroup).
+    Same tiles, grid, partials and fixed-order reduction; only the partial kernel's dot and loads
+    change. Not yet timed on a GPU (``evals/sweeps/small_m_gemm.py`` times it).
     """
     _check(a, b)
     m, k = a.shape
@@ -182,7 +207,7 @@ def matmul(
     _splitk_partial_kernel[grid](
         a, b, partial, m, n, k, k_per_split,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, SWAP_AB=bool(swap_ab),
         num_stages=num_stages, num_warps=num_warps,
     )
     _splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](

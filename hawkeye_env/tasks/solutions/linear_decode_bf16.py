@@ -23,7 +23,9 @@ def tile_config(m: int, n: int, k: int) -> dict:
     64 KiB of weight loads in flight per program, 80 KiB of shared memory, two programs per SM;
     96 tile columns x 2 K-splits (``split_k_for``) = 192 programs for 132 SMs. Timed once on the H200
     (2026-11-30): 0.106 ms, 0.36x cuBLAS, about 480 GB/s of weight stream; more programs in flight
-    per SM is the lever the persistent_splitk sweep points to."""
+    per SM is the lever the persistent_splitk sweep points to. ``forward`` passes every key to
+    ``matmul``, so a winner of ``evals.sweeps.small_m_gemm`` (``swap_ab``, ``split_k``, ...) is
+    adopted by returning its keywords here (``block_m`` = 16 included)."""
     return {"block_m": 16, "block_n": 64, "block_k": 128, "num_stages": 4, "num_warps": 4}
 
 
