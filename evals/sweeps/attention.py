@@ -6,10 +6,11 @@ Run from the repository root. The attention tasks' experts ran at 0.63-0.73x SDP
 (BENCHMARKS.md, run 8), short of the 0.9x target; this sweep times the kernel's knobs at the tasks'
 GPU shapes (B4 H32 S4096 D128: non-causal, causal, and causal grouped-query with 8 KV heads) to
 find a better default (its 2026-11-30 run chose today's: 0.86-0.87x cuDNN): tiles (``block_m`` x
-``block_n``), warps, stages, the scale folded into the exponent with the accumulator rescale inside the MMA (``fold_scale``), and TMA tensor-descriptor
-loads and stores (``use_tma``; compiled for sm_90 with Triton 3.6 they cut the 128x64 tile from 186
-to 138 registers per thread, and let a 128x128 tile fit in 188 without spills). Warp specialization
-is left out: Triton 3.6 leaves this loop unsplit at 8 warps and fails to compile it at 4.
+``block_n``), warps, stages, the scale folded into the exponent with the accumulator rescale inside
+the MMA (``fold_scale``), and TMA tensor-descriptor loads and stores (``use_tma``; compiled for
+sm_90 with Triton 3.6 they cut the 128x64 tile from 186 to 138 registers per thread, and let a
+128x128 tile fit in 188 without spills). Warp specialization is left out: Triton 3.6 leaves this
+loop unsplit at 8 warps and fails to compile it at 4.
 
 Every configuration and SDPA's cuDNN and flash back-ends are timed ``--rounds`` times interleaved
 (A, B, C, ..., A, B, C, ...) with the judge's ``time_callable`` (L2 flushed, inputs refilled, 30
