@@ -1,0 +1,232 @@
+"""H200 sweep of the bf16 GEMM tasks: per task shape, the fastest correct configuration of the
+GEMM units' kernels, against cuBLAS and the task's expert. CUDA only.
+
+    python -m evals.sweeps.gemm [--budget-s 240] [--only gemm_8192_bf16] [--rounds 3]
+
+Run from the repository root. The experts ran 0.73-0.94x cuBLAS on the H200 (gemm_bf16 0.88x,
+gemm_8192_bf16 0.94x, gemm_narrow_bf16 0.90x, linear_prefill_bf16 0.75x, linear_large_bf16 0.73x);
+the target is 1.0x. At each task's GPU shape, operands in its layout (``a [M, K] @ b [K, N]``; the
+linear tasks ``x [M, K] @ w.t()``, ``w [N, K]``), it times the task's ``cublas`` vendor baseline
+(``torch.matmul``; ``F.linear`` for the linear tasks), its expert (``ModelNew``) and CONFIGS, dicts
+naming a ``kernel`` and its knobs: ``grouped`` (``units/grouped_tile_order``) and ``persistent``
+(``units/persistent_splitk``'s one program per SM), pointer loads with any strides; ``tma``
+(``units/tma_descriptors``' host-descriptor kernel) and ``ws`` (a ``units/warp_specialization``
+candidate by name), which need a row-major ``b`` and so run on the linear tasks only with ``copy_b``
+(``w.t().contiguous()`` in every timed call). gemm_bias_gelu_bf16 is left out: gemm_bf16's shape,
+a kernel without knobs (``units/epilogue_fusion``), and torch.compile as its target.
+
+Each configuration is checked once against ``torch.matmul`` in float32 (relative L2 under 1e-2;
+bf16 rounding gives ~3e-3) and dropped if it fails to compile, run or match. Then every runner is
+timed ``--rounds`` times interleaved (A, B, C, ..., A, B, C, ...) with ``evals.sweep_kernels._time``
+(the judge's ``time_callable``: L2 flushed, inputs refilled, 30 iterations). No configuration is
+checked, and no round or shape started, after ``--budget-s`` seconds. Expected on an H200: ~110 s
+(~30 Triton compiles, 0.2-0.7 s each for sm_90 with Triton 3.6 on a CPU host, so no compile
+workers; then ~0.25-0.35 s a timing: 19 runners at the [K, N] shapes, 11 at the linear ones, 3 rounds).
+
+One JSON line each: ``{"kind": "env"}``; ``{"kind": "error", "shape", "cfg", "error"}``;
+``{"kind": "skipped", "shape", "cfg"?}``; ``{"kind": "time", "shape", "cfg", "round", "ms", "cv",
+"tflops"}`` (``cfg``: a config, ``"cublas"`` or ``"expert"``); per runner ``{"kind": "summary",
+"shape", "cfg", "median_ms", "tflops", "vs_cublas", "vs_expert", "err"}``; per shape ``{"kind":
+"best", "shape", "cfg", "median_ms", "vs_cublas", "vs_expert"}`` (the fastest config), then
+``{"kind": "geomean", "shapes", "best_vs_cublas", "expert_vs_cublas", "faster_vs_cublas"}`` over
+the shapes so far (``faster``: the better of best and expert per shape; the last one is final);
+``{"kind": "done"}``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from evals.sweep_kernels import _rel_err, _row, _time
+from evals.sweeps.cli import sweep_main
+from units.grouped_tile_order import kernel as grouped
+from units.persistent_splitk import kernel as splitk
+from units.tma_descriptors import kernel as tma
+from units.warp_specialization import kernel as ws
+
+# (task id, M, N, K, weight_nk): weight_nk means x @ w.t() with w [N, K] (nn.Linear layout).
+SHAPES = (
+    ("gemm_bf16", 4096, 4096, 4096, False),
+    ("gemm_8192_bf16", 8192, 8192, 8192, False),
+    ("gemm_narrow_bf16", 16384, 1024, 8192, False),
+    ("linear_prefill_bf16", 1024, 28672, 4096, True),
+    ("linear_large_bf16", 8192, 4096, 14336, True),
+)
+MAX_ERR = 1e-2
+BUDGET_S = 240.0
+DEVICE = "cuda"
+TILES = ("block_m", "block_n", "block_k", "group_m", "num_stages", "num_warps")
+
+
+def _cfg(kernel: str, *tiles, **extra) -> dict:
+    return {"kernel": kernel, **dict(zip(TILES, tiles)), **extra}
+
+
+# Shared memory per program: stages * 2 * (block_m + block_n) * block_k bytes, plus for ``tma`` a
+# block_m x block_n output box (H200: 227 KiB). The experts' tile is 128x256x64, 3 stages, 8 warps.
+CONFIGS = (
+    # Pointer kernels (the only ones that read w [N, K] in place): a 4th stage, taller bands,
+    # transposed and smaller tiles, one warp group; the persistent kernel at the units' tiles.
+    _cfg("grouped", 128, 256, 64, 8, 4, 8),
+    _cfg("grouped", 128, 256, 64, 16, 3, 8),
+    _cfg("grouped", 256, 128, 64, 8, 3, 8),
+    _cfg("grouped", 128, 128, 64, 8, 4, 8),
+    _cfg("grouped", 128, 128, 64, 8, 5, 4),
+    _cfg("persistent", 128, 256, 64, 8, 3, 8),
+    _cfg("persistent", 128, 128, 64, 8, 4, 8),
+    # Host-descriptor TMA: the unit's tile (0.90x cuBLAS at 4096^3, the best Triton kernel of the
+    # 2026-11-30 gemm sweep), transposed, and 128x128 with deeper rings.
+    _cfg("tma", 128, 256, 64, 8, 3, 8),
+    _cfg("tma", 256, 128, 64, 8, 3, 8),
+    _cfg("tma", 128, 128, 64, 8, 4, 8),
+    _cfg("tma", 128, 128, 64, 8, 5, 4),
+    # Warp-specialization candidates that compiled (evals/results/ws-sweep-h200-2026-11-30.jsonl):
+    # gemm_8192's expert, the two fastest at 4096^3 (4-stage subtiled), the best 128x128, the
+    # flattened 3-stage one and the persistent kernel Triton did split (12 warps).
+    {"kernel": "ws", "config": "tile_128x256x64_s3_w4_ws"},
+    {"kernel": "ws", "config": "persistent_128x256x64_s4_w8_flat_sub"},
+    {"kernel": "ws", "config": "persistent_128x256x64_s4_w8_sub"},
+    {"kernel": "ws", "config": "persistent_128x128x64_s4_w4_flat"},
+    {"kernel": "ws", "config": "persistent_128x256x64_s3_w8_flat"},
+    {"kernel": "ws", "config": "persistent_128x256x64_s3_w4_ws"},
+    # The linear tasks only: does a TMA kernel win after transposing the weight in every call?
+    _cfg("tma", 128, 256, 64, 8, 3, 8, copy_b=True),
+    {"kernel": "ws", "config": "persistent_128x256x64_s4_w8_flat_sub", "copy_b": True},
+)
+
+
+def configs_for(weight_nk: bool) -> list[dict]:
+    """The configurations that take this layout: pointer kernels always; TMA ones on a row-major
+    ``b``, or with ``copy_b`` on the linear tasks."""
+    return [c for c in CONFIGS if c["kernel"] in ("grouped", "persistent") or c.get("copy_b", False) == weight_nk]
+
+
+def _tma(a, b, *, block_m, block_n, block_k, group_m, num_stages, num_warps) -> torch.Tensor:
+    """``units/tma_descriptors``' ``matmul`` with the tiles as arguments instead of its constants."""
+    (m, k), n = a.shape, b.shape[1]
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    for name, t in (("a", a), ("b", b), ("c", c)):
+        tma.check_tma_operand(name, t)
+    boxes = ((a, [block_m, block_k]), (b, [block_k, block_n]), (c, [block_m, block_n]))
+    tma._tma_matmul_kernel[(triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)](
+        *(TensorDescriptor.from_tensor(t, box) for t, box in boxes), m, n, k, BLOCK_M=block_m, BLOCK_N=block_n,
+        BLOCK_K=block_k, GROUP_M=group_m, num_stages=num_stages, num_warps=num_warps)
+    return c
+
+
+def _persistent(a, b, *, block_m, block_n, block_k, group_m, num_stages, num_warps) -> torch.Tensor:
+    """``units/persistent_splitk``'s ``matmul_persistent`` with the tiles as arguments."""
+    (m, k), n = a.shape, b.shape[1]
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    programs = min(splitk.num_sms(a.device), triton.cdiv(m, block_m) * triton.cdiv(n, block_n))
+    splitk._persistent_matmul_kernel[(programs,)](
+        a, b, c, m, n, k, programs, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m, num_stages=num_stages,
+        num_warps=num_warps)
+    return c
+
+
+def call(cfg: dict, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a [M, K] @ b [K, N]`` (bf16) by configuration ``cfg``; ``b`` may be ``w.t()``."""
+    knobs = {key: v for key, v in cfg.items() if key not in ("kernel", "copy_b")}
+    b = b.contiguous() if cfg.get("copy_b") else b
+    if cfg["kernel"] == "ws":
+        return ws.matmul(a, b, knobs["config"])
+    return {"grouped": grouped.matmul, "persistent": _persistent, "tma": _tma}[cfg["kernel"]](a, b, **knobs)
+
+
+def operands(m: int, n: int, k: int, weight_nk: bool, device: str | None = None) -> tuple[torch.Tensor, ...]:
+    """The task's inputs: ``a [M, K]`` and ``b [K, N]``, or for a linear task ``x [M, K]`` and ``w [N, K]``."""
+    device = device or DEVICE
+    g = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(m, k, device=device, generator=g).to(torch.bfloat16)
+    return a, torch.randn(*((n, k) if weight_nk else (k, n)), device=device, generator=g).to(torch.bfloat16)
+
+
+def runner(cfg: dict, weight_nk: bool):
+    """``fn(a, w)`` in the task's layout for configuration ``cfg``."""
+    return lambda a, w: call(cfg, a, w.t() if weight_nk else w)
+
+
+def expert(task: str, weight_nk: bool, w: torch.Tensor):
+    """The task's ``ModelNew`` as ``fn(a, w)``; a linear task's model holds ``w`` itself (the timed
+    input, refilled in place) as its weight, so it must be called with that ``w``."""
+    model_new = importlib.import_module(f"hawkeye_env.tasks.solutions.{task}").ModelNew
+    if not weight_nk:
+        return model_new()
+    model = model_new(w.shape[1], w.shape[0])
+    model.weight = torch.nn.Parameter(w, requires_grad=False)
+    return lambda x, _w: model(x)
+
+
+_results: dict[str, dict[str, float]] = {}  # task -> cuBLAS time over the best config's and the expert's
+
+
+def sweep_shape(label: str, m: int, n: int, k: int, weight_nk: bool, rounds: int, deadline: float) -> None:
+    a, w = operands(m, n, k, weight_nk)
+    expected = a.float() @ (w.float().t() if weight_nk else w.float())
+    runners = {"cublas": (lambda x, w: F.linear(x, w)) if weight_nk else torch.matmul,
+               "expert": expert(label, weight_nk, w)}
+    errs = {name: _rel_err(fn(a, w), expected) for name, fn in runners.items()}
+    for cfg in configs_for(weight_nk):
+        name = json.dumps(cfg)
+        if time.monotonic() > deadline:
+            _row(kind="skipped", shape=label, cfg=cfg)
+            continue
+        try:
+            err = _rel_err(runner(cfg, weight_nk)(a, w), expected)
+            if not err < MAX_ERR:
+                raise ValueError(f"relative L2 {err:.3g} from torch.matmul in float32")
+        except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
+            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
+            continue
+        runners[name], errs[name] = runner(cfg, weight_nk), err
+    del expected
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    flops = 2.0 * m * n * k
+    for r in range(rounds):
+        if r and time.monotonic() > deadline:
+            break
+        for name, fn in runners.items():
+            ms, cv = _time(fn, [a, w])
+            times[name].append(ms)
+            _row(kind="time", shape=label, cfg=_cfg_of(name), round=r, ms=ms, cv=cv, tflops=flops / ms / 1e9)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    for name in runners:
+        _row(kind="summary", shape=label, cfg=_cfg_of(name), median_ms=med[name], tflops=flops / med[name] / 1e9,
+             vs_cublas=med["cublas"] / med[name], vs_expert=med["expert"] / med[name], err=errs[name])
+    swept = [name for name in med if name.startswith("{")]
+    best = min(swept, key=med.get) if swept else "expert"
+    if swept:
+        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=med[best], vs_cublas=med["cublas"] / med[best],
+             vs_expert=med["expert"] / med[best])
+    _results[label] = {"best": med["cublas"] / med[best], "expert": med["cublas"] / med["expert"]}
+    ratios = list(_results.values())
+    _row(kind="geomean", shapes=list(_results), best_vs_cublas=_geomean([r["best"] for r in ratios]),
+         expert_vs_cublas=_geomean([r["expert"] for r in ratios]),
+         faster_vs_cublas=_geomean([max(r.values()) for r in ratios]))
+
+
+def _cfg_of(name: str):
+    return json.loads(name) if name.startswith("{") else name
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return sweep_main(argv, __doc__, "bf16 GEMM", CONFIGS, SHAPES, sweep_shape, BUDGET_S)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
