@@ -18,14 +18,35 @@ has replied or died. The clock is paused while the worker waits for its lane: wa
 candidate's timing never counts against this candidate's timeout. The wait itself is bounded
 (``LANE_WAIT_FACTOR``); a worker that waits longer fails with ``lane_wait``, an infrastructure
 failure that the batch API retries.
+
+A worker's standard output and error (file descriptors 1 and 2, so C extensions, Triton and any
+subprocess such as ``ptxas`` too) never reach the judge's console or log (``WorkerOutput``):
+``start_process`` creates a file in the system temporary folder (mode 0600, on disk rather than
+``/dev/shm``), unlinks it at once and hands the worker a duplicate of its descriptor, the way a
+``Connection`` is handed over; the worker points descriptors 1 and 2 at it (and 0 at
+``/dev/null``) before anything of ``serve`` runs. The file has no name, so nothing is left behind
+whatever ends the worker or the judge, and a candidate cannot swap it for a link or a FIFO. The
+parent keeps the first ``OUTPUT_HEAD_BYTES`` and the last ``OUTPUT_TAIL_BYTES``, closes its
+descriptor once the worker is dead (reply, timeout, crash) and returns the text in
+``Outcome.output_tail``; for a candidate that failed, ``run_in_worker`` appends it, labelled, to
+the failure's detail or the worker's error, where the verdict's error and feedback show it (a
+ptxas error, a print). It is plain text: sanitised, never parsed, and it decides nothing. A size
+limit (``RLIMIT_FSIZE``) would also hit the reply file and Triton's cache, so the parent bounds the
+file instead: while the worker runs, every poll folds a file past ``OUTPUT_FILE_MAX_BYTES`` into
+the kept head and tail and truncates it (what the worker writes between the read and the
+truncation is lost; it lies in the omitted middle). A standby's trusted warm-up output is dropped
+when it says ``ready`` (``standby.py``), so a candidate's feedback holds only what was printed
+after its job arrived.
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import multiprocessing as mp
 import os
+import re
 import shutil
 import signal
 import stat
@@ -66,6 +87,14 @@ LANE_WAIT_FACTOR = 4.0
 SHM_DIR = "/dev/shm"
 SHM_MIN_FREE_BYTES = 4 << 30
 REPLY_FILE = "reply.pt"
+# A worker's captured output: at most this much of its beginning and end reaches the Outcome (and
+# the feedback; about 4000 characters), and the parent folds and truncates the file while the
+# worker runs once it grows past OUTPUT_FILE_MAX_BYTES (a candidate printing in a loop).
+OUTPUT_HEAD_BYTES = 1024
+OUTPUT_TAIL_BYTES = 3072
+OUTPUT_FILE_MAX_BYTES = 16 << 20
+# Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).
+OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
 # Set to a folder, every worker profiles its job with cProfile and writes the statistics there.
 PROFILE_ENV = "HAWKEYE_PROFILE_DIR"
 
@@ -81,6 +110,8 @@ class Outcome:
     violations: list = field(default_factory=list)  # last progress report, kept on failure
     transfer: dict = field(default_factory=dict)  # final reply: size in MiB, receive+decode seconds
     lane_wait_s: float = 0.0  # time spent waiting for the GPU lock (not counted against the timeout)
+    output_tail: str = ""  # the worker's stdout+stderr, bounded (WorkerOutput.close); plain text
+    output_bytes: int = 0  # how many bytes the worker wrote to them in all
 
 
 GO = json.dumps({"go": True}).encode("utf-8")
@@ -170,6 +201,8 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     section takes; without one the worker uses the current GPU and the process's default caches,
     unlocked. Where standby workers are on (``standby.py``; by default) the job goes to a
     worker that has already set up this lane, and a replacement is started for the next job.
+    What the worker printed comes back in ``Outcome.output_tail`` and, for a failed candidate, in
+    the failure's detail or the reply's error (``with_output``).
     """
     from hawkeye_env.judge import standby
     from hawkeye_env.judge.worker import serve
@@ -184,27 +217,238 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
         if standby.enabled(job["device"]):
             ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
         started = ready.handoff() if ready is not None else None
-        return _run(serve, job, timeout_s, memory_limit_bytes, lane, started)
+        return with_output(_run(serve, job, timeout_s, memory_limit_bytes, lane, started))
 
 
 def start_process(serve, device: str, memory_limit_bytes: int, *extra):
-    """Start ``serve(child_conn, device, memory_limit_bytes, *extra)`` in a worker process;
-    returns ``(parent_conn, process)``."""
-    with _START_LOCK:
-        ctx = _context(device)
-        parent, child = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=serve, args=(child, device, memory_limit_bytes, *extra), daemon=True)
-        with _main_hidden():
-            proc.start()
+    """Start ``serve(child_conn, device, memory_limit_bytes, *extra)`` in a worker process whose
+    stdout and stderr go to a new ``WorkerOutput``; returns ``(parent_conn, process, output)``.
+    Whoever ends the process closes the output (``_run``, ``Standby.discard``)."""
+    output = WorkerOutput.create()
+    try:
+        with _START_LOCK:
+            ctx = _context(device)
+            parent, child = ctx.Pipe(duplex=True)
+            proc = ctx.Process(target=_worker_main, daemon=True,
+                               args=(serve, output.for_child(), child, device, memory_limit_bytes, *extra))
+            with _main_hidden():
+                proc.start()
+    except BaseException:
+        output.close()
+        raise
     child.close()
-    return parent, proc
+    return parent, proc, output
+
+
+def _worker_main(serve, output_fd: int | None, *args) -> None:
+    """The worker process's entry point: its output goes to ``output_fd``, then ``serve(*args)``."""
+    redirect_output(output_fd)
+    serve(*args)
+
+
+def redirect_output(fd: int | None) -> None:
+    """In a worker, before anything else runs: stdin from ``/dev/null``, file descriptors 1 and 2
+    to ``fd`` (``/dev/null`` when there is none: never the judge's own), and fresh line-buffered
+    ``sys.stdout``/``sys.stderr`` on them, so what was printed before a kill is in the file.
+    Subprocesses inherit the descriptors."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - None or closed: nothing to flush
+            pass
+    if fd is None:
+        fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(null)
+    if fd not in (1, 2):
+        os.close(fd)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+class _ChildFd:
+    """Pickles, while a process is being started, as a duplicate of ``fd`` for that process (what
+    ``multiprocessing`` does for a ``Connection``): an ``int`` descriptor in the child."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def __reduce__(self):
+        from multiprocessing import reduction
+
+        return _detach_fd, (reduction.DupFd(self.fd),)
+
+
+def _detach_fd(dup) -> int:
+    return dup.detach()
+
+
+# Control characters other than tab and newline (C0, DEL, C1): shown escaped, so a candidate's
+# output cannot drive a terminal that displays the feedback.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_text(data: bytes) -> str:
+    """Bytes a worker printed as display-safe text: UTF-8 with replacement characters, line
+    endings as newlines, other control characters escaped (``\\x1b``)."""
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class WorkerOutput:
+    """The file a worker's stdout and stderr go to, read back by the parent in bounded pieces.
+
+    Created by the parent (``mkstemp``: mode 0600, in the system temporary folder), opened for
+    appending (shared with the worker's duplicate: the parent's truncations and the worker's
+    writes never interleave into holes) and unlinked at once: it exists only as the descriptors
+    of the parent and the worker, and is gone when both are closed. The parent reads with
+    ``pread`` only, never more than ``OUTPUT_HEAD_BYTES`` of the beginning and
+    ``OUTPUT_TAIL_BYTES`` of the end. Thread-safe; ``close`` is idempotent.
+    """
+
+    def __init__(self, fd: int | None):
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._head = b""  # the first OUTPUT_HEAD_BYTES written
+        self._tail = b""  # the last OUTPUT_TAIL_BYTES of what was folded (read and truncated away)
+        self._folded = 0  # bytes folded so far
+        self._closed: tuple[str, int] | None = None
+
+    @classmethod
+    def create(cls) -> WorkerOutput:
+        """A new unlinked file; where none can be made the worker writes to ``/dev/null``."""
+        try:
+            fd, path = tempfile.mkstemp(prefix="hawkeye-output-", suffix=".log")
+        except OSError:
+            return cls(None)
+        try:
+            os.unlink(path)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        except OSError:
+            os.close(fd)
+            return cls(None)
+        return cls(fd)
+
+    def for_child(self) -> _ChildFd | None:
+        """What ``start_process`` passes to ``_worker_main``: the descriptor, duplicated for the
+        new process."""
+        return _ChildFd(self._fd) if self._fd is not None else None
+
+    def _fold(self, truncate: bool) -> None:
+        """Read the file's new head bytes and its tail into memory; truncate it if asked (bytes
+        written between the read and the truncation are lost: they lie in the omitted middle)."""
+        size = os.fstat(self._fd).st_size
+        if size <= 0:
+            return
+        if self._folded < OUTPUT_HEAD_BYTES:
+            self._head += os.pread(self._fd, min(OUTPUT_HEAD_BYTES - self._folded, size), 0)
+        start = max(0, size - OUTPUT_TAIL_BYTES)
+        chunk = os.pread(self._fd, size - start, start)
+        self._tail = (self._tail + chunk)[-OUTPUT_TAIL_BYTES:] if start == 0 else chunk
+        if truncate:
+            os.ftruncate(self._fd, 0)
+            self._folded += size
+
+    def bound(self) -> None:
+        """Called while the worker runs: fold and truncate the file once it is past
+        ``OUTPUT_FILE_MAX_BYTES``."""
+        with self._lock:
+            if self._fd is None or self._closed is not None:
+                return
+            try:
+                if os.fstat(self._fd).st_size > OUTPUT_FILE_MAX_BYTES:
+                    self._fold(truncate=True)
+            except OSError:
+                pass
+
+    def drop(self) -> None:
+        """Forget everything written so far (a standby's trusted warm-up, once it is ready)."""
+        with self._lock:
+            if self._fd is None or self._closed is not None:
+                return
+            try:
+                os.ftruncate(self._fd, 0)
+            except OSError:
+                pass
+            self._head, self._tail, self._folded = b"", b"", 0
+
+    def close(self) -> tuple[str, int]:
+        """Read what is left, close the parent's descriptor (the file is freed once the worker's
+        are closed too) and return ``(text, total bytes written)``: the whole output when it fits
+        in head plus tail, else the head, a marker and the tail."""
+        with self._lock:
+            if self._closed is not None:
+                return self._closed
+            total = self._folded
+            if self._fd is not None:
+                try:
+                    self._fold(truncate=False)
+                    total += os.fstat(self._fd).st_size
+                except OSError:
+                    pass
+                os.close(self._fd)
+                self._fd = None
+            head, tail = self._head, self._tail
+            if total <= len(head) + len(tail):
+                data = head + tail[len(tail) - max(0, total - len(head)):] if total > len(head) else head
+                text = plain_text(data)
+            else:
+                omitted = total - len(head) - len(tail)
+                text = f"{plain_text(head)}\n[... {omitted} bytes omitted ...]\n{plain_text(tail)}"
+            self._closed = (text, total)
+            self._head = self._tail = b""
+            return self._closed
+
+
+def output_label(outcome: Outcome) -> str:
+    """The heading of a worker's output in a verdict's error."""
+    if outcome.output_bytes > OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES:
+        return (f"candidate output (stdout and stderr, {outcome.output_bytes} bytes; the first "
+                f"{OUTPUT_HEAD_BYTES} and last {OUTPUT_TAIL_BYTES} shown):")
+    return "candidate output (stdout and stderr):"
+
+
+def with_output(outcome: Outcome) -> Outcome:
+    """Append the worker's output, labelled, where a failed candidate's verdict shows it: the
+    failure's detail (no reply), or the error of a reply in ``OUTPUT_STAGES``. Text only: it is
+    never parsed and decides nothing."""
+    text = outcome.output_tail.rstrip()
+    if not text:
+        return outcome
+    block = f"{output_label(outcome)}\n{text}"
+    if outcome.reply is None:
+        outcome.detail = f"{outcome.detail}\n{block}" if outcome.detail else block
+    elif outcome.reply.get("stage") in OUTPUT_STAGES and isinstance(outcome.reply.get("error", ""), str):
+        error = outcome.reply.get("error", "")
+        outcome.reply["error"] = f"{error}\n{block}" if error else block
+    return outcome
 
 
 def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
          started: tuple | None = None) -> Outcome:
-    """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process)``; else a new
-    ``serve`` process) and watch it until its final reply, a failure or the timeout."""
-    parent, proc = started if started is not None else start_process(serve, job["device"], memory_limit_bytes)
+    """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process, output)``; else a
+    new ``serve`` process) and watch it until its final reply, a failure or the timeout. The
+    worker is dead when this returns; its output file is read (``Outcome.output_tail``) and
+    deleted then, whatever happened."""
+    if started is None:
+        started = start_process(serve, job["device"], memory_limit_bytes)
+    parent, proc, *rest = started
+    output = rest[0] if rest else None
+    try:
+        outcome = _watch(parent, proc, output, job, timeout_s, memory_limit_bytes, lane)
+    finally:
+        text, total = output.close() if output is not None else ("", 0)
+    outcome.output_tail, outcome.output_bytes = text, total
+    return outcome
+
+
+def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: float, memory_limit_bytes: int,
+           lane: Lane | None) -> Outcome:
+    """``_run``'s loop: serve lane requests, keep progress reports and the output file bounded,
+    decode the final reply; the process is killed on the way out."""
     start = time.monotonic()
     violations: list = []
     claim = LaneClaim(lane.new_lock() if lane is not None else None)
@@ -219,6 +463,8 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane
             proc.join(KILL_GRACE_S)
             return failed("crash", describe_exit(proc.exitcode))
         while True:
+            if output is not None:
+                output.bound()
             if claim.grant():
                 parent.send_bytes(GO)
             if parent.poll(LANE_POLL_S if claim.pending else POLL_S):

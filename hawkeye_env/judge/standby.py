@@ -19,6 +19,12 @@ flight (the pool's first candidates, finding none, start fresh workers). An idle
 CUDA context (about 0.5 GiB of GPU memory) and no lane lock, so it never delays a timed section.
 A standby that fails its warm-up or is not ready within ``READY_TIMEOUT_S`` is discarded and its
 candidate gets a fresh worker. Standbys are on by default; ``HAWKEYE_STANDBY=0`` turns them off.
+
+Like every worker, a standby's stdout and stderr go to its own file (``sandbox.WorkerOutput``), so
+a pool of standbys warming up never writes into the judge's console or log. The warm-up is
+trusted: its output is dropped once the standby says ``ready`` (the worker flushes before), so
+the candidate's feedback shows only what was printed after its job arrived; a standby that fails
+its warm-up keeps the end of it in ``failure``.
 """
 
 from __future__ import annotations
@@ -44,11 +50,12 @@ def enabled(device: str) -> bool:
 
 
 class Standby:
-    """One started worker in warm-up or waiting for its job; ``handoff`` gives its connection."""
+    """One started worker in warm-up or waiting for its job; ``handoff`` gives its connection,
+    process and output file."""
 
     def __init__(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int):
         fields = lane.job_fields() if lane is not None else {}
-        self.conn, self.proc = sandbox.start_process(serve, device, memory_limit_bytes, fields)
+        self.conn, self.proc, self.output = sandbox.start_process(serve, device, memory_limit_bytes, fields)
         self.failure = ""
         self.setup_s = 0.0
         self.ready = threading.Event()
@@ -69,6 +76,7 @@ class Standby:
                         claim.request(str(message.get("mode")))
                     elif kind == "ready":
                         self.setup_s = float(message.get("setup_s", 0.0))
+                        self.output.drop()  # the trusted warm-up's output: no candidate's
                         return
                     else:
                         raise ValueError(f"unexpected message {kind!r} during warm-up")
@@ -78,21 +86,26 @@ class Standby:
                     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
         except Exception as exc:  # noqa: BLE001 - any failure discards the standby
             self.failure = f"{type(exc).__name__}: {exc}"
-            self.discard()
+            output = self.discard()
+            if output:
+                self.failure += f"\nwarm-up output (end):\n{output[-2000:].rstrip()}"
         finally:
             claim.close()
             self.ready.set()
 
     def handoff(self) -> tuple:
-        """``(connection, process)`` for ``sandbox._run``, which then owns and ends the process."""
-        return self.conn, self.proc
+        """``(connection, process, output)`` for ``sandbox._run``, which then owns and ends the
+        process and deletes its output file."""
+        return self.conn, self.proc, self.output
 
-    def discard(self) -> None:
+    def discard(self) -> str:
+        """End the process and delete its output file; returns what it printed (bounded)."""
         try:
             self.conn.close()
         except OSError:
             pass
         sandbox.kill(self.proc)
+        return self.output.close()[0]
 
 
 class StandbyPool:

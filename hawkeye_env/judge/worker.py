@@ -401,6 +401,23 @@ def _warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict
     return lane, spent
 
 
+def _flush_output() -> None:
+    """Push what Python and C stdio buffered to file descriptors 1 and 2 (the worker's output file,
+    ``sandbox.redirect_output``): before ``ready``, after which a standby's warm-up output is
+    dropped, and before the final reply, after which the worker is killed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a candidate may have replaced or closed the stream
+            pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except BaseException:  # noqa: BLE001 - best effort
+        pass
+
+
 def _send_final(conn, reply: dict, path: str | None) -> None:
     """The final reply: written to ``path`` (a file the parent named, in the candidate's scratch
     folder, on ``/dev/shm`` when it has room) and announced with a small message, so gigabytes of
@@ -447,6 +464,9 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     (``_warm_standby``: imports unlocked, then its CUDA context, cuBLAS and Triton's runtime under
     the shared lock), drops the lock, says ``ready`` and only then reads its one job, retaking the
     shared lock before it runs it. No candidate code has run in it before that job.
+
+    Its stdout and stderr were pointed at a private file before this runs (``sandbox``'s
+    ``redirect_output``); both are flushed before ``ready`` and before the final reply.
     """
     import json
 
@@ -455,6 +475,7 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     if standby_lane is not None:
         lane, warmed = _warm_standby(conn, device, memory_limit_bytes, standby_lane)
         profile.update({f"standby.{k}": v for k, v in warmed.items()})
+        _flush_output()
         _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - warmed["lock_wait_s"]})
         try:
             job = json.loads(conn.recv_bytes().decode("utf-8"))
@@ -475,6 +496,7 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
         reply = run_job(job, report, lane)
     reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **profile,
                         **reply.get("profile", {})}
+    _flush_output()
     _send_final(conn, reply, job.get("reply_path"))
     conn.close()
     os._exit(0)
