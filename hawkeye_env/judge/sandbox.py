@@ -111,7 +111,7 @@ class Outcome:
     transfer: dict = field(default_factory=dict)  # final reply: size in MiB, receive+decode seconds
     lane_wait_s: float = 0.0  # time spent waiting for the GPU lock (not counted against the timeout)
     output_tail: str = ""  # the worker's stdout+stderr, bounded (WorkerOutput.close); plain text
-    output_bytes: int = 0  # how many bytes the worker wrote to them in all
+    output_bytes: int = 0  # bytes the worker wrote to them (a lower bound once the file was folded)
 
 
 GO = json.dumps({"go": True}).encode("utf-8")
@@ -406,7 +406,8 @@ class WorkerOutput:
 def output_label(outcome: Outcome) -> str:
     """The heading of a worker's output in a verdict's error."""
     if outcome.output_bytes > OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES:
-        return (f"candidate output (stdout and stderr, {outcome.output_bytes} bytes; the first "
+        more = " or more" if outcome.output_bytes > OUTPUT_FILE_MAX_BYTES else ""
+        return (f"candidate output (stdout and stderr, {outcome.output_bytes} bytes{more}; the first "
                 f"{OUTPUT_HEAD_BYTES} and last {OUTPUT_TAIL_BYTES} shown):")
     return "candidate output (stdout and stderr):"
 
