@@ -10,18 +10,20 @@ linear tasks ``x [M, K] @ w.t()``, ``w [N, K]``), it times the task's ``cublas``
 (``torch.matmul``; ``F.linear`` for the linear tasks), its expert (``ModelNew``) and CONFIGS, dicts
 naming a ``kernel`` and its knobs: ``grouped`` (``units/grouped_tile_order``) and ``persistent``
 (``units/persistent_splitk``'s one program per SM), pointer loads with any strides; ``tma``
-(``units/tma_descriptors``' host-descriptor kernel) and ``ws`` (a ``units/warp_specialization``
+(``units/tma_descriptors``' host-descriptor ``matmul``) and ``ws`` (a ``units/warp_specialization``
 candidate by name), which need a row-major ``b`` and so run on the linear tasks only with ``copy_b``
-(``w.t().contiguous()`` in every timed call). gemm_bias_gelu_bf16 is left out: gemm_bf16's shape,
+(``w.t().contiguous()`` in every timed call); ``tma_nk`` (the same unit's ``linear``: descriptor
+boxes of ``w [N, K]`` itself, transposed in shared memory for the MMA, no copy), on the linear
+tasks only. gemm_bias_gelu_bf16 is left out: gemm_bf16's shape,
 a kernel without knobs (``units/epilogue_fusion``), and torch.compile as its target.
 
 Each configuration is checked once against ``torch.matmul`` in float32 (relative L2 under 1e-2;
 bf16 rounding gives ~3e-3) and dropped if it fails to compile, run or match. Then every runner is
 timed ``--rounds`` times interleaved (A, B, C, ..., A, B, C, ...) with ``evals.sweep_kernels._time``
 (the judge's ``time_callable``: L2 flushed, inputs refilled, 30 iterations). No configuration is
-checked, and no round or shape started, after ``--budget-s`` seconds. Expected on an H200: ~110 s
-(~30 Triton compiles, 0.2-0.7 s each for sm_90 with Triton 3.6 on a CPU host, so no compile
-workers; then ~0.25-0.35 s a timing: 19 runners at the [K, N] shapes, 11 at the linear ones, 3 rounds).
+checked, and no round or shape started, after ``--budget-s`` seconds. Expected on an H200: ~120 s
+(~35 Triton compiles, 0.2-0.7 s each for sm_90 with Triton 3.6 on a CPU host, so no compile
+workers; then ~0.25-0.35 s a timing: 19 runners at the [K, N] shapes, 14 at the linear ones, 3 rounds).
 
 One JSON line each: ``{"kind": "env"}``; ``{"kind": "error", "shape", "cfg", "error"}``;
 ``{"kind": "skipped", "shape", "cfg"?}``; ``{"kind": "time", "shape", "cfg", "round", "ms", "cv",
@@ -44,7 +46,6 @@ import time
 import torch
 import torch.nn.functional as F
 import triton
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 from evals.sweep_kernels import _rel_err, _row, _time
 from evals.sweeps.cli import sweep_main
@@ -71,10 +72,10 @@ def _cfg(kernel: str, *tiles, **extra) -> dict:
     return {"kernel": kernel, **dict(zip(TILES, tiles)), **extra}
 
 
-# Shared memory per program: stages * 2 * (block_m + block_n) * block_k bytes, plus for ``tma`` a
+# Shared memory per program: stages * 2 * (block_m + block_n) * block_k bytes, plus for the TMA kernels a
 # block_m x block_n output box (H200: 227 KiB). The experts' tile is 128x256x64, 3 stages, 8 warps.
 CONFIGS = (
-    # Pointer kernels (the only ones that read w [N, K] in place): a 4th stage, taller bands,
+    # Pointer kernels (they read w [N, K] through its strides): a 4th stage, taller bands,
     # transposed and smaller tiles, one warp group; the persistent kernel at the units' tiles.
     _cfg("grouped", 128, 256, 64, 8, 4, 8),
     _cfg("grouped", 128, 256, 64, 16, 3, 8),
@@ -98,29 +99,29 @@ CONFIGS = (
     {"kernel": "ws", "config": "persistent_128x128x64_s4_w4_flat"},
     {"kernel": "ws", "config": "persistent_128x256x64_s3_w8_flat"},
     {"kernel": "ws", "config": "persistent_128x256x64_s3_w4_ws"},
-    # The linear tasks only: does a TMA kernel win after transposing the weight in every call?
+    # The linear tasks only: TMA boxes of w [N, K] read in place (untimed on a GPU so far) at the
+    # unit's tile, a 4-deep 128x128 ring and the transposed tile; and the TMA and ws kernels after
+    # transposing the weight in every call (the copy tma_nk avoids, for comparison).
+    _cfg("tma_nk", 128, 256, 64, 8, 3, 8),
+    _cfg("tma_nk", 128, 128, 64, 8, 4, 8),
+    _cfg("tma_nk", 256, 128, 64, 8, 3, 8),
     _cfg("tma", 128, 256, 64, 8, 3, 8, copy_b=True),
     {"kernel": "ws", "config": "persistent_128x256x64_s4_w8_flat_sub", "copy_b": True},
 )
 
 
 def configs_for(weight_nk: bool) -> list[dict]:
-    """The configurations that take this layout: pointer kernels always; TMA ones on a row-major
-    ``b``, or with ``copy_b`` on the linear tasks."""
-    return [c for c in CONFIGS if c["kernel"] in ("grouped", "persistent") or c.get("copy_b", False) == weight_nk]
+    """The configurations that take this layout: pointer kernels always; ``tma_nk`` on the linear
+    tasks; the other TMA ones on a row-major ``b``, or with ``copy_b`` on the linear tasks."""
+    if weight_nk:
+        return [c for c in CONFIGS if c["kernel"] in ("grouped", "persistent", "tma_nk") or c.get("copy_b", False)]
+    return [c for c in CONFIGS if c["kernel"] != "tma_nk" and not c.get("copy_b", False)]
 
 
-def _tma(a, b, *, block_m, block_n, block_k, group_m, num_stages, num_warps) -> torch.Tensor:
-    """``units/tma_descriptors``' ``matmul`` with the tiles as arguments instead of its constants."""
-    (m, k), n = a.shape, b.shape[1]
-    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    for name, t in (("a", a), ("b", b), ("c", c)):
-        tma.check_tma_operand(name, t)
-    boxes = ((a, [block_m, block_k]), (b, [block_k, block_n]), (c, [block_m, block_n]))
-    tma._tma_matmul_kernel[(triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)](
-        *(TensorDescriptor.from_tensor(t, box) for t, box in boxes), m, n, k, BLOCK_M=block_m, BLOCK_N=block_n,
-        BLOCK_K=block_k, GROUP_M=group_m, num_stages=num_stages, num_warps=num_warps)
-    return c
+def _tma_nk(a, b, **tiles) -> torch.Tensor:
+    """``units/tma_descriptors``' ``linear`` on ``b = w.t()``: ``b.t()`` is ``w [N, K]`` again, the
+    tensor the task holds (a row-major ``b`` would fail its layout check)."""
+    return tma.linear(a, b.t(), **tiles)
 
 
 def _persistent(a, b, *, block_m, block_n, block_k, group_m, num_stages, num_warps) -> torch.Tensor:
@@ -141,7 +142,8 @@ def call(cfg: dict, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     b = b.contiguous() if cfg.get("copy_b") else b
     if cfg["kernel"] == "ws":
         return ws.matmul(a, b, knobs["config"])
-    return {"grouped": grouped.matmul, "persistent": _persistent, "tma": _tma}[cfg["kernel"]](a, b, **knobs)
+    kernels = {"grouped": grouped.matmul, "persistent": _persistent, "tma": tma.matmul, "tma_nk": _tma_nk}
+    return kernels[cfg["kernel"]](a, b, **knobs)
 
 
 def operands(m: int, n: int, k: int, weight_nk: bool, device: str | None = None) -> tuple[torch.Tensor, ...]:

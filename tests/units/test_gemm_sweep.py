@@ -56,21 +56,42 @@ def test_gemm_sweep_shapes_are_the_tasks_gpu_shapes_and_layouts():
 
 
 def test_gemm_sweep_configurations():
-    """Distinct, 10-20 per layout, every kernel at both layouts' shapes, the ws candidates known,
-    and every tile inside the H200's 227 KiB of shared memory (ring, plus the TMA output box)."""
+    """Distinct, 10-20 per layout, every kernel at both layouts' shapes (the in-place weight path
+    ``tma_nk`` at the linear ones only, 2-4 tiles), the ws candidates known, and every tile inside
+    the H200's 227 KiB of shared memory (ring, plus the TMA output box)."""
     assert len({json.dumps(c) for c in gemm.CONFIGS}) == len(gemm.CONFIGS)
     assert all(10 <= len(gemm.configs_for(nk)) + 2 <= 20 for nk in (False, True))  # + cuBLAS, expert
     assert {c["kernel"] for c in gemm.configs_for(False)} == {"grouped", "persistent", "tma", "ws"}
-    assert {c["kernel"] for c in gemm.configs_for(True)} == {"grouped", "persistent", "tma", "ws"}
+    assert {c["kernel"] for c in gemm.configs_for(True)} == {"grouped", "persistent", "tma", "tma_nk", "ws"}
     assert all(c.get("copy_b") for c in gemm.configs_for(True) if c["kernel"] in ("tma", "ws"))
+    tma_nk = [c for c in gemm.CONFIGS if c["kernel"] == "tma_nk"]
+    assert 2 <= len(tma_nk) <= 4 and not any(c.get("copy_b") for c in tma_nk)
+    assert {(c["block_m"], c["block_n"], c["block_k"]) for c in tma_nk} >= {(128, 256, 64), (128, 128, 64)}
     for cfg in gemm.CONFIGS:
         if cfg["kernel"] == "ws":
             tiles = dataclasses.asdict(CANDIDATES[cfg["config"]])
             out_box = tiles["block_n"] // (2 if tiles["epilogue_subtile"] else 1)
         else:
-            tiles, out_box = cfg, cfg["block_n"] if cfg["kernel"] == "tma" else 0
+            tiles, out_box = cfg, cfg["block_n"] if cfg["kernel"] in ("tma", "tma_nk") else 0
         ring = tiles["num_stages"] * 2 * (tiles["block_m"] + tiles["block_n"]) * tiles["block_k"]
         assert ring + 2 * tiles["block_m"] * out_box <= 227 * 1024, cfg
+
+
+def test_tma_nk_reads_the_weight_in_place(monkeypatch):
+    """The sweep's ``tma_nk`` runner hands the unit's ``linear`` the task's ``w [N, K]`` itself (no
+    transposed copy), while ``copy_b`` TMA gets a fresh row-major ``[K, N]`` copy."""
+    seen = []
+    monkeypatch.setattr(gemm.tma, "linear", lambda a, w, **tiles: seen.append(("linear", w)))
+    monkeypatch.setattr(gemm.tma, "matmul", lambda a, b, **tiles: seen.append(("matmul", b)))
+    a, w = gemm.operands(8, 16, 24, True, "cpu")
+    for cfg in gemm.configs_for(True):
+        if cfg["kernel"] in ("tma", "tma_nk"):
+            gemm.runner(cfg, True)(a, w)
+    entry, copy = [e for e in seen if e[0] == "linear"], [e for e in seen if e[0] == "matmul"]
+    assert len(entry) == sum(c["kernel"] == "tma_nk" for c in gemm.CONFIGS) >= 2
+    assert all(t.shape == w.shape and t.stride() == w.stride() and t.data_ptr() == w.data_ptr() for _, t in entry)
+    assert len(copy) == 1 and copy[0][1].shape == (24, 16) and copy[0][1].is_contiguous()
+    assert copy[0][1].data_ptr() != w.data_ptr()
 
 
 def _run(monkeypatch, capsys, times: list[float], shapes: list[tuple], deadline: float = math.inf) -> list[dict]:

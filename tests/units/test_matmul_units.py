@@ -83,6 +83,68 @@ def test_tma_operands_must_be_aligned():
         matmul(a.to(DEVICE), b.to(DEVICE))
 
 
+# (block_m, block_n, block_k, group_m, num_stages, num_warps): the unit's tile and the sweep's other
+# two for the linear tasks, and a small tile with a 2-row group so several groups and ragged bands run.
+TMA_LINEAR_TILES = ((128, 256, 64, 8, 3, 8), (128, 128, 64, 8, 4, 8), (256, 128, 64, 8, 3, 8), (32, 64, 32, 2, 2, 4))
+
+
+@pytest.mark.parametrize("tiles", TMA_LINEAR_TILES, ids=lambda t: "x".join(map(str, t[:3])) + f"_s{t[4]}_w{t[5]}")
+@pytest.mark.parametrize("m, n, k", [(130, 264, 136), (33, 72, 200)])
+def test_tma_linear_reads_an_nn_linear_weight(tiles, m, n, k):
+    """``linear(x, w)`` is ``x @ w.T`` for ``w [N, K]`` at M off every tile, N and K multiples of 8
+    (off the 64/128/256 tiles: partial column and K boxes), with a NaN-poisoned output."""
+    from units.tma_descriptors.kernel import linear
+
+    bm, bn, bk, group_m, stages, warps = tiles
+    fn = functools.partial(linear, block_m=bm, block_n=bn, block_k=bk, group_m=group_m, num_stages=stages,
+                           num_warps=warps)
+    g = torch.Generator().manual_seed(m + k)
+    x = torch.randn(m, k, generator=g).to(torch.bfloat16).to(DEVICE)
+    w = torch.randn(n, k, generator=g).to(torch.bfloat16).to(DEVICE)
+    out = _poisoned_call(fn, x, w)
+    assert out.shape == (m, n) and out.dtype == torch.bfloat16
+    _rel_l2_ok(out, x.double() @ w.double().t(), f"linear {tiles} M={m} N={n} K={k}")
+
+
+def test_tma_linear_describes_the_weight_itself(monkeypatch):
+    """No copy of ``w``: its descriptor is built on ``w``'s own storage with ``[block_n, block_k]``
+    boxes; ``matmul``'s B descriptor keeps ``[block_k, block_n]``."""
+    from units.tma_descriptors import kernel
+
+    built = []
+    from_tensor = kernel.TensorDescriptor.from_tensor
+
+    def spy(t, block_shape, *args, **kwargs):
+        built.append((t.data_ptr(), tuple(t.shape), list(block_shape)))
+        return from_tensor(t, block_shape, *args, **kwargs)
+
+    monkeypatch.setattr(kernel.TensorDescriptor, "from_tensor", staticmethod(spy))
+    x = torch.randn(40, 48, dtype=torch.bfloat16).to(DEVICE)
+    w = torch.randn(24, 48, dtype=torch.bfloat16).to(DEVICE)
+    kernel.linear(x, w, block_m=32, block_n=16, block_k=32, num_stages=2, num_warps=4)
+    assert built[1] == (w.data_ptr(), (24, 48), [16, 32]) and len(built) == 3
+    built.clear()
+    kernel.matmul(x, w.t().contiguous(), block_m=32, block_n=16, block_k=32, num_stages=2, num_warps=4)
+    assert built[1][1:] == ((48, 24), [32, 16])
+
+
+def test_tma_linear_refuses_what_tma_cannot_describe():
+    from units.tma_descriptors.kernel import linear
+
+    x = torch.randn(16, 40, dtype=torch.bfloat16).to(DEVICE)
+    w_kn = torch.randn(40, 24, dtype=torch.bfloat16).to(DEVICE)
+    with pytest.raises(ValueError, match=r"^w \(24, 33\).*16-byte"):  # K = 33: w's rows are 66 bytes
+        linear(x[:, :33], torch.randn(24, 33, dtype=torch.bfloat16).to(DEVICE))  # x's rows stay 80 bytes apart
+    with pytest.raises(ValueError, match=r"^w \(24, 40\).*16-byte"):  # w = b.t() of a row-major b
+        linear(x, w_kn.t())
+    with pytest.raises(ValueError, match=r"^c \(16, 20\).*16-byte"):  # N = 20: the output's rows are 40 bytes
+        linear(x, torch.randn(20, 40, dtype=torch.bfloat16).to(DEVICE))
+    with pytest.raises(ValueError, match=r"w \[N, K\]"):
+        linear(x, w_kn)
+    with pytest.raises(TypeError, match="bfloat16"):
+        linear(x.float(), w_kn.t().contiguous().float())
+
+
 def test_split_k_fills_the_gpu_at_the_skinny_shape():
     from units.persistent_splitk.kernel import CTAS_PER_SM, MIN_K_TILES_PER_SPLIT, split_k_for
 
