@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from evals.sweeps.attention import BASE as SWEEP_BASE
 from evals.sweeps.attention import CONFIGS as SWEEP_CONFIGS
+from evals.sweeps.attention import DECODE_BASE, DECODE_CONFIGS
 from hawkeye_env.tasks.attention_common import explicit_attention
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.suite.gla_fwd_bf16 import gla_reference
@@ -77,6 +78,22 @@ def test_every_attention_sweep_configuration_is_correct(cfg):
     q, k, v = _bf16(1, 2, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen)
     ref = explicit_attention(q.double(), k.double(), v.double(), True)
     assert _rel(flash_attention(q, k, v, True, **{**SWEEP_BASE, **cfg}), ref) < REL_L2["attention"]
+
+
+@pytest.mark.parametrize("cfg", DECODE_CONFIGS, ids=str)
+def test_every_decode_sweep_configuration_is_correct(cfg):
+    """``flash_decode`` with each knob set the sweep times attends to the whole cache (grouped
+    heads, a length no tile divides, several splits)."""
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = _bf16(2, 4, 1, 32, gen=gen), _bf16(2, 2, 333, 32, gen=gen), _bf16(2, 2, 333, 32, gen=gen)
+    ref = explicit_attention(q.double(), k.double(), v.double(), causal=False)
+    assert _rel(flash_decode(q, k, v, **{**DECODE_BASE, **cfg}), ref) < REL_L2["attention"]
+
+
+def test_decode_splits_follow_the_tile_and_the_program_target():
+    assert decode_splits(4, 1000, block_n=32, target_programs=16) == (4, 256)
+    assert decode_splits(4, 1000, block_n=128, target_programs=16) == (4, 256)
+    assert decode_splits(64, 8192, block_n=64, target_programs=64)[0] == 1
 
 
 def test_flash_attention_refuses_a_causal_tile_that_splits_the_diagonal_block():

@@ -275,20 +275,25 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return o
 
 
-def decode_splits(batch_kv_heads: int, length: int) -> tuple[int, int]:
-    """``(num_splits, split_len)``: about ``DECODE_TARGET_PROGRAMS`` programs in all, each split a
-    multiple of ``DECODE_BLOCK_N`` keys, and no empty split."""
-    blocks = triton.cdiv(length, DECODE_BLOCK_N)
-    want = min(blocks, max(1, triton.cdiv(DECODE_TARGET_PROGRAMS, batch_kv_heads)))
-    split_len = triton.cdiv(blocks, want) * DECODE_BLOCK_N
+def decode_splits(batch_kv_heads: int, length: int, block_n: int = DECODE_BLOCK_N,
+                  target_programs: int = DECODE_TARGET_PROGRAMS) -> tuple[int, int]:
+    """``(num_splits, split_len)``: about ``target_programs`` programs in all, each split a
+    multiple of ``block_n`` keys, and no empty split."""
+    blocks = triton.cdiv(length, block_n)
+    want = min(blocks, max(1, triton.cdiv(target_programs, batch_kv_heads)))
+    split_len = triton.cdiv(blocks, want) * block_n
     return triton.cdiv(length, split_len), split_len
 
 
-def flash_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def flash_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, block_n: int = DECODE_BLOCK_N,
+                 num_warps: int = DECODE_WARPS, num_stages: int = DECODE_STAGES,
+                 target_programs: int = DECODE_TARGET_PROGRAMS) -> torch.Tensor:
     """One query token per head attending to every cached key (no mask).
 
     Args:
         q: ``[B, Hq, 1, D]`` bf16/fp16; k, v: ``[B, Hkv, L, D]`` (``Hq % Hkv == 0``), same dtype.
+        block_n, num_warps, num_stages: the split kernel's key tile (a power of two >= 16) and launch.
+        target_programs: about this many split programs in all (``decode_splits``).
 
     Returns:
         contiguous ``[B, Hq, 1, D]`` in q's dtype.
@@ -298,15 +303,15 @@ def flash_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Ten
     if sq != 1:
         raise ValueError(f"flash_decode takes one query token; got {sq}")
     hkv, length = k.shape[1], k.shape[2]
-    nsplit, split_len = decode_splits(b * hkv, length)
+    nsplit, split_len = decode_splits(b * hkv, length, block_n, target_programs)
     part_o = torch.empty((b * hq * nsplit, block_d), dtype=torch.float32, device=q.device)
     part_ml = torch.empty((b * hq * nsplit, 2), dtype=torch.float32, device=q.device)
     o = torch.empty((b, hq, 1, d), dtype=q.dtype, device=q.device)
     _flash_decode_split_kernel[(nsplit, b * hkv)](
         q, k, v, part_o, part_ml, hkv, group, length, d, split_len, nsplit, LOG2E / math.sqrt(d),
         q.stride(0), q.stride(1), q.stride(3), *k.stride(), *v.stride(),
-        BLOCK_G=max(16, triton.next_power_of_2(group)), BLOCK_N=DECODE_BLOCK_N, BLOCK_D=block_d,
-        num_warps=DECODE_WARPS, num_stages=DECODE_STAGES,
+        BLOCK_G=max(16, triton.next_power_of_2(group)), BLOCK_N=block_n, BLOCK_D=block_d,
+        num_warps=num_warps, num_stages=num_stages,
     )
     _flash_decode_combine_kernel[(b * hq,)](
         part_o, part_ml, o, hq, d, nsplit, o.stride(0), o.stride(1), o.stride(3),
