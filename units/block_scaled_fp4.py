@@ -28,6 +28,8 @@ import torch
 import triton
 import triton.language as tl
 
+from units.grouped_tile_order.kernel import grouped_tile
+
 BITS_BIAS = tl.constexpr(14)  # "bits": an e2m1 code placed in fp16's fields reads as value * 2^-14 ...
 BITS_SCALE = tl.constexpr(16384.0)  # ... so the block scale carries 2^14 (e8m0: +14 on the exponent)
 SPLIT_SUM_BLOCK = 1024  # elements per program of the split-K sum: 4 KB of float32 per split, a streaming pass
@@ -93,14 +95,7 @@ def _fp4_gemm_kernel(
 ):
     """One output tile (one K split of it): the K loop of the module docstring; ``SCALES`` is the
     block-scale format ("e8m0" or "e4m3"), ``ts_ptr`` the float32 tensor scale or None."""
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     # This program's K tiles: split pid_k of SPLIT_K takes a contiguous run (maybe empty).
     k_tiles = tl.cdiv(K, BLOCK_K)
     tiles_per_split = tl.cdiv(k_tiles, SPLIT_K)

@@ -30,6 +30,8 @@ import torch
 import triton
 import triton.language as tl
 
+from units.grouped_tile_order.kernel import grouped_tile
+
 # 128x128x128 tiles, 4 stages, 8 warps (4 x 32 KiB of shared memory). H200 sweep at 8192^3, per-tensor
 # scales, accumulating imprecisely over the whole K loop (2026-11-30): 1.249 ms (881 TFLOP/s) against
 # 1.429 ms for 128x256x128 in 3 stages, 1.321 ms for 128x128x128 in 3 stages with 4 warps, and
@@ -61,14 +63,7 @@ def _fp8_gemm_kernel(
     PROMOTE_EVERY: tl.constexpr, IMPRECISE_ACC: tl.constexpr,
     USE_TMA: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM], wrapped: loads stay in bounds
     offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]

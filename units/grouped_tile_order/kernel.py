@@ -30,21 +30,27 @@ NUM_STAGES, NUM_WARPS = 4, 8
 
 
 @triton.jit
+def grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """``(pid_m, pid_n)`` of output tile ``tile`` (a program id, or a persistent kernel's tile
+    counter) in grouped order: consecutive tiles walk ``GROUP_M`` tile-rows column by column (the
+    last band may be shorter). Every GEMM kernel of the units calls this."""
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_in_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_pid_m = (tile // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile % num_pid_in_group) % group_size_m
+    pid_n = (tile % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@triton.jit
 def _grouped_matmul_kernel(
     a_ptr, b_ptr, c_ptr,
     M, N, K,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
     offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]

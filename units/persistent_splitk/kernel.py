@@ -30,6 +30,8 @@ import torch
 import triton
 import triton.language as tl
 
+from units.grouped_tile_order.kernel import grouped_tile
+
 # Split-K tiles: BLOCK_M = 64 matches skinny M without wasting half a 128-row MMA; 4 stages of
 # 64x64 A and 64x128 B tiles take 96 KB, so two CTAs are resident per H200 SM (227 KB). The grid
 # aims at CTAS_PER_SM * 132 programs: at M=64, N=4096, K=16384 the H200 ran 0.127 ms with 8 splits
@@ -119,13 +121,9 @@ def _persistent_matmul_kernel(
 ):
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
     offs_k = tl.arange(0, BLOCK_K)  # [BK]
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, num_programs):
-        first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
-        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        pid_m, pid_n = grouped_tile(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
         offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
         offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]

@@ -32,6 +32,8 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from units.grouped_tile_order.kernel import grouped_tile
+
 # The gemm_bf16 solution's Hopper configuration (128x256x64, 3 stages, 8 warps): 3 stages of A and
 # B boxes take 144 KB and the C box for the TMA store 64 KB, inside H200's 227 KB per block.
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 256, 64, 8
@@ -48,14 +50,7 @@ def _tma_matmul_kernel(
     B_NK: tl.constexpr,
 ):
     # B_NK: b_desc describes w [N, K] (boxes [BN, BK]) and the kernel computes a @ w.T; else b [K, N].
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     off_m = pid_m * BLOCK_M
     off_n = pid_n * BLOCK_N
 

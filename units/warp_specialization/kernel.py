@@ -41,6 +41,8 @@ import torch
 import triton
 import triton.language as tl
 
+from units.grouped_tile_order.kernel import grouped_tile
+
 TMA_ALIGN_BYTES = 16
 # Programs of a persistent launch under the CPU interpreter: fewer than the CPU shapes' tiles, so
 # each program's tile loop takes several trips (one per SM on the GPU).
@@ -121,12 +123,7 @@ NAIVE = CANDIDATES["tile_128x256x64_s3_w8"]
 @triton.jit
 def _tile_offsets(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     """Row and column offsets of output tile ``tile`` in grouped order (bands of GROUP_M rows)."""
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_in_group = GROUP_M * tl.cdiv(N, BLOCK_N)
-    first_pid_m = (tile // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (tile % num_pid_in_group) % group_size_m
-    pid_n = (tile % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     return pid_m * BLOCK_M, pid_n * BLOCK_N
 
 
