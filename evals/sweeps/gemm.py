@@ -45,7 +45,6 @@ import time
 
 import torch
 import torch.nn.functional as F
-import triton
 
 from evals.sweep_kernels import _rel_err, _row, _time
 from evals.sweeps.cli import sweep_main
@@ -124,25 +123,13 @@ def _tma_nk(a, b, **tiles) -> torch.Tensor:
     return tma.linear(a, b.t(), **tiles)
 
 
-def _persistent(a, b, *, block_m, block_n, block_k, group_m, num_stages, num_warps) -> torch.Tensor:
-    """``units/persistent_splitk``'s ``matmul_persistent`` with the tiles as arguments."""
-    (m, k), n = a.shape, b.shape[1]
-    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    programs = min(splitk.num_sms(a.device), triton.cdiv(m, block_m) * triton.cdiv(n, block_n))
-    splitk._persistent_matmul_kernel[(programs,)](
-        a, b, c, m, n, k, programs, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m, num_stages=num_stages,
-        num_warps=num_warps)
-    return c
-
-
 def call(cfg: dict, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a [M, K] @ b [K, N]`` (bf16) by configuration ``cfg``; ``b`` may be ``w.t()``."""
     knobs = {key: v for key, v in cfg.items() if key not in ("kernel", "copy_b")}
     b = b.contiguous() if cfg.get("copy_b") else b
     if cfg["kernel"] == "ws":
         return ws.matmul(a, b, knobs["config"])
-    kernels = {"grouped": grouped.matmul, "persistent": _persistent, "tma": tma.matmul, "tma_nk": _tma_nk}
+    kernels = {"grouped": grouped.matmul, "persistent": splitk.matmul_persistent, "tma": tma.matmul, "tma_nk": _tma_nk}
     return kernels[cfg["kernel"]](a, b, **knobs)
 
 

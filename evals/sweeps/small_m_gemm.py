@@ -45,7 +45,7 @@ SHAPES = (
 )
 MAX_ERR = 1e-2
 KNOBS = ("swap_ab", "block_n", "block_k", "num_stages", "num_warps", "split_k")
-# Most informative first. The first two are the plain dot at the decode expert's and the unit's
+# Most informative first. The first two are the plain dot at the previous decode expert's and the unit's
 # tiles; shared memory per program is stages * 2 * (block_n + block_m) * block_k bytes (<= 227 KiB).
 CONFIGS = tuple(dict(zip(KNOBS, row)) for row in (
     (False, 64, 128, 4, 4, None),

@@ -250,25 +250,36 @@ def test_small_m_sweep_needs_a_gpu(monkeypatch, capsys):
     assert "CUDA GPU" in capsys.readouterr().err
 
 
-def test_linear_decode_expert_passes_swap_ab_through(monkeypatch):
-    """The decode expert forwards every keyword of its ``tile_config``, so a sweep winner with
-    ``swap_ab`` can become its configuration by editing ``tile_config`` alone."""
+@pytest.mark.parametrize("task,m,n,k", [("linear_decode_bf16", 16, 6144, 4096), ("gemm_skinny_bf16", 64, 4096, 16384)])
+def test_small_m_experts_run_a_swept_configuration(task, m, n, k):
+    """The small-M experts' tiles at their GPU shape are a configuration the small-M sweep timed
+    (so a figure in their docstrings belongs to them), with ``block_m`` the sweep's for that M."""
+    import importlib
+
+    sweep = _small_m_sweep()
+    cfg = dict(importlib.import_module(f"hawkeye_env.tasks.solutions.{task}").tile_config(m, n, k))
+    assert cfg.pop("block_m") == sweep.block_m_for(m)
+    assert cfg in [dict(c) for c in sweep.CONFIGS], f"{task}: {cfg} was not swept"
+
+
+def test_linear_decode_expert_runs_its_swapped_tiles(monkeypatch):
+    """The decode expert forwards every keyword of its ``tile_config`` (``swap_ab``, ``split_k``)."""
     from hawkeye_env.tasks.solutions import linear_decode_bf16 as expert
+    from units.persistent_splitk import kernel
 
     seen = []
-    base = expert.tile_config
+    real = kernel.matmul
 
-    def swapped(m, n, k):
-        cfg = {**base(m, n, k), "swap_ab": True, "split_k": 2}
-        seen.append(cfg)
-        return cfg
+    def spy(a, b, **kw):
+        seen.append(kw)
+        return real(a, b, **kw)
 
-    monkeypatch.setattr(expert, "tile_config", swapped)
+    monkeypatch.setattr(expert, "matmul", spy)
     g = torch.Generator().manual_seed(2)
     model = expert.ModelNew(300, 70).to(DEVICE)
     with torch.no_grad():
         model.weight.copy_(torch.randn(70, 300, generator=g).to(torch.bfloat16))
     x = torch.randn(5, 300, generator=g).to(torch.bfloat16).to(DEVICE)
     out = _poisoned_call(model, x)
-    assert seen and seen[0]["swap_ab"] is True
+    assert seen and seen[0]["swap_ab"] is True and seen[0]["split_k"] == 2
     _rel_l2_ok(out, x.double() @ model.weight.detach().double().t(), "linear_decode expert with swap_ab")

@@ -29,21 +29,22 @@ import torch
 
 from units.block_scaled_fp4 import configure, fp4_gemm
 
-# Tiles and variants by M: the fastest of the H200 variant sweep of 2026-11-30
-# (evals/results/fp4-sweep-h200-2026-11-30.jsonl, N=K=8192, median of 30 timed calls).
-# M=32 (decode-sized, <= SMALL_M): Triton's own decode (tl.dot_scaled), weight as the MMA's left
-# operand, split-K 4, 32x128x128 in 4 stages with 4 warps: 0.171 ms against 0.193 for the naive
-# (1.13x) and 0.195 for the previous interleaved-join kernel; no bit-trick ("bits") configuration
-# compiled on Triton 3.6 then (fixed since, not yet timed: README, Measured). M=256: 256x64x128
-# in 3 stages with 8 warps and one scale per packed code (wide, pipelined scale loads): 0.207 ms
-# against 0.193 naive and 0.233 for the previous kernel. Neither reaches the unit's 1.5x margin (README, Measured).
+# Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
+# M=32 (decode-sized, <= SMALL_M): nvfp4_gemm's small-M configuration, the bit-trick decode (one
+# shift, one OR, one multiply per code) over 64x64x128 tiles in 3 stages with 4 warps, one scale per
+# packed code, split-K 4: in three `units.harness --candidate` runs of 2026-11-30 (runs 14 and 16)
+# 0.109, 0.111 and 0.114 ms against 0.179-0.190 for the naive decode-then-GEMM (1.60-1.73x), where
+# the previous configuration (tl.dot_scaled, weight as the MMA's left operand, split-K 4, 32x128x128)
+# ran 0.127-0.173 ms (1.06-1.52x) in the same runs. M=256: 256x64x128 in 3 stages with 8 warps and
+# one scale per packed code (wide, pipelined scale loads): 0.207 ms against 0.193 naive (fp4 sweep
+# of 2026-11-30, evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin is not expected there.
 SMALL_M = 64
 # The first design's variant keywords; the tile sets below change what the sweep picked.
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "expand_scales": True}
-SMALL_M_TILES = {"block_m": 32, "block_n": 128, "block_k": 128, "group_m": 1, "num_stages": 4, "num_warps": 4,
-                 **BASE_VARIANT, "decode": "dot_scaled", "swap_ab": True, "split_k": 4}
+SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4,
+                 **BASE_VARIANT, "decode": "bits", "expand_scales": True, "split_k": 4}
 
 
 def tiles_for(m: int) -> dict:

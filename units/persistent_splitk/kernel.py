@@ -188,7 +188,7 @@ def matmul(
     MMA's M side and ``block_m`` (>= 16) rows of ``a`` its N side, for small M (<= 64) where a
     16-row ``[BM, BK] x [BK, BN]`` dot is too short for Hopper's wgmma (64 rows per warpgroup).
     Same tiles, grid, partials and fixed-order reduction; only the partial kernel's dot and loads
-    change. Not yet timed on a GPU (``evals/sweeps/small_m_gemm.py`` times it).
+    change. H200 figures: the unit README (Variant: swap_ab).
     """
     _check(a, b)
     m, k = a.shape
@@ -214,18 +214,27 @@ def matmul(
     return c
 
 
-def matmul_persistent(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: one program per SM looping over tiles."""
+def matmul_persistent(
+    a: torch.Tensor, b: torch.Tensor, *, block_m: int = PERSISTENT_BLOCK_M, block_n: int = PERSISTENT_BLOCK_N,
+    block_k: int = PERSISTENT_BLOCK_K, group_m: int = GROUP_M, num_stages: int = PERSISTENT_STAGES,
+    num_warps: int = PERSISTENT_WARPS,
+) -> torch.Tensor:
+    """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: one program per SM looping over tiles.
+
+    Tiles are visited in grouped order (``group_m`` tile-rows per group); the defaults are this
+    unit's persistent tile. Any strides are accepted, so an ``nn.Linear`` weight ``w [N, K]`` is
+    passed as ``b = w.t()``.
+    """
     _check(a, b)
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    tiles = triton.cdiv(m, PERSISTENT_BLOCK_M) * triton.cdiv(n, PERSISTENT_BLOCK_N)
+    tiles = triton.cdiv(m, block_m) * triton.cdiv(n, block_n)
     programs = min(num_sms(a.device), tiles)
     _persistent_matmul_kernel[(programs,)](
         a, b, c, m, n, k, programs,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=PERSISTENT_BLOCK_M, BLOCK_N=PERSISTENT_BLOCK_N, BLOCK_K=PERSISTENT_BLOCK_K,
-        GROUP_M=GROUP_M, num_stages=PERSISTENT_STAGES, num_warps=PERSISTENT_WARPS,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+        num_stages=num_stages, num_warps=num_warps,
     )
     return c
