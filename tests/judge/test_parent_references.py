@@ -106,3 +106,38 @@ def test_wrong_answers_stay_wrong(hack, task, tmp_path):
     default, parent = (_judge(task, source, flag, tmp_path) for flag in (False, True))
     assert parent.stage is Stage.INCORRECT and default.stage is Stage.INCORRECT, parent.feedback
     assert parent.trials[-1]["reason"] == default.trials[-1]["reason"]
+
+
+def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
+    """PyTorch's lazy CUDA linalg load is not thread safe: the judge loads it once, under a lock,
+    before any CUDA comparison, however many threads enter at once."""
+    import threading
+    import time
+
+    from hawkeye_env.judge import evaluator
+
+    calls, inside = [], []
+
+    def probe(device):
+        inside.append(device)
+        time.sleep(0.05)  # long enough for the other threads to arrive
+        calls.append(len(inside))
+
+    monkeypatch.setattr(evaluator, "_linalg_probe", probe)
+    monkeypatch.setattr(evaluator, "_cuda_linalg_loaded", False)
+    barrier = threading.Barrier(8)
+
+    def compare():
+        barrier.wait()
+        with evaluator._comparing_on(None, "cuda") as where:
+            assert where == "cuda"
+
+    threads = [threading.Thread(target=compare) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == [1] and inside == ["cuda"]
+    with evaluator._comparing_on(None, "cpu"):
+        pass
+    assert calls == [1]

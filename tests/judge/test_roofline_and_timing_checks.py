@@ -10,10 +10,13 @@ import pytest
 import torch
 
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.roofline import UNKNOWN, ceiling_for, floor_ms
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
+from reward import reward
+from reward.v1 import REWARD_INCORRECT, REWARD_VIOLATION
 
 GEMM = get_task("gemm_bf16")
 SHAPE = dict(GEMM.gpu_shapes[0])
@@ -78,3 +81,54 @@ def test_stale_timed_output_is_a_violation():
     v = _check(_timing(0.2, kept=kept))
     assert [x.code for x in v.violations] == ["stale_timed_output"]
     assert "timed iteration 1" in v.violations[0].message
+
+
+def _borderline(ref: torch.Tensor) -> torch.Tensor:
+    """``ref`` in bf16 with one element 12x past its bound: relative L2 ~2e-3, within bf16's 8e-3."""
+    out = ref.to(torch.bfloat16)
+    out[0, 0] = ref[0, 0] + 0.2  # bound there: 0.016 * rms(ref) + 0.016 * |ref| with |ref| = 0
+    return out
+
+
+def _zeroed_ref() -> torch.Tensor:
+    ref = torch.randn(128, 128, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    ref[0, 0] = 0.0
+    return ref
+
+
+def test_borderline_timed_output_is_incorrect_not_a_violation():
+    """A kept output within relative L2 that misses one element bound is numerically borderline:
+    incorrect (no speedup, the incorrect reward), not a stale output."""
+    ref = _zeroed_ref()
+    kept = [{"outputs": [ref.to(torch.bfloat16)], "reference": [ref]},
+            {"outputs": [_borderline(ref)], "reference": [ref]}]
+    v = _check(_timing(0.2, kept=kept))
+    assert not v.violations
+    assert v.stage is Stage.INCORRECT and not v.correct and not v.timed and not v.speedup
+    assert "numerically borderline" in v.error and "timed iteration 1" in v.error
+    assert "element 0" in v.error and "within 0.008" in v.error
+    assert reward(v) == REWARD_INCORRECT
+    v.feedback = render_feedback(v)
+    assert v.feedback.startswith(f"[{GEMM.id} on cuda] INCORRECT") and "numerically borderline" in v.feedback
+
+
+def test_stale_timed_output_beside_a_borderline_one_is_still_a_violation():
+    """Outputs for other inputs (relative L2 ~1.4) stay ``stale_timed_output``, whatever else failed."""
+    ref = _zeroed_ref()
+    other = torch.randn(128, 128, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    kept = [{"outputs": [_borderline(ref)], "reference": [ref]},
+            {"outputs": [other.to(torch.bfloat16)], "reference": [ref]}]
+    v = _check(_timing(0.2, kept=kept))
+    assert [x.code for x in v.violations] == ["stale_timed_output"]
+    assert "timed iteration 1" in v.violations[0].message
+    assert v.stage is Stage.REJECTED and not v.correct and not v.timed
+    assert reward(v) == REWARD_VIOLATION
+
+
+def test_timed_output_with_nan_is_a_violation_even_when_rare():
+    """A structural failure (NaN where the reference has none) has no finite relative L2."""
+    ref = _zeroed_ref()
+    out = ref.to(torch.bfloat16)
+    out[5, 5] = float("nan")
+    v = _check(_timing(0.2, kept=[{"outputs": [out], "reference": [ref]}]))
+    assert [x.code for x in v.violations] == ["stale_timed_output"] and v.stage is Stage.REJECTED

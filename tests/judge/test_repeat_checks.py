@@ -1,0 +1,140 @@
+"""Repeats of a passed correctness trial, driven with synthetic trial rows (no worker, no GPU).
+
+After a trial passes, the parent checks a call on fresh inputs (``stale_output``) and, on the last
+trial, a rerun on the same inputs (``nondeterministic``). A repeat that is wrong as a whole (its
+relative L2 error beyond the tolerance's ``rel_l2``: a stale or cached answer for other inputs has
+~1.4) is a violation; one within relative L2 that only misses an element bound is numerically
+borderline, an incorrect verdict. The timed loop's kept outputs follow the same rule
+(``test_roofline_and_timing_checks.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.tasks.registry import get_task
+from reward import reward
+from reward.v1 import REWARD_INCORRECT, REWARD_VIOLATION
+
+GEMM = get_task("gemm_bf16")  # bf16 tolerance: element bound 0.016 * (rms + |ref|), rel_l2 8e-3
+PLAN = [{"shape": {"M": 128, "N": 128, "K": 64}, "distribution": "normal", "order": "candidate_first"}]
+
+
+def _ref(seed: int) -> torch.Tensor:
+    ref = torch.randn(128, 128, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    ref[0, 0] = 0.0
+    return ref
+
+
+def _borderline(ref: torch.Tensor) -> torch.Tensor:
+    """``ref`` in bf16 with element 0 off by 0.2, 12x its bound of ~0.016; relative L2 ~2e-3."""
+    out = ref.to(torch.bfloat16)
+    out[0, 0] = 0.2
+    return out
+
+
+def _stale(ref: torch.Tensor) -> torch.Tensor:
+    """The right answer for other inputs: relative L2 ~1.4."""
+    return _ref(99).to(torch.bfloat16)
+
+
+def _row(repeat: str, make) -> dict:
+    """A passing trial row whose ``repeat`` (``fresh`` or ``rerun``) output comes from ``make``."""
+    ref = _ref(0)
+    row = {"outputs": [ref.to(torch.bfloat16)], "reference": [ref], "expected_dtypes": ["bfloat16"]}
+    if repeat == "fresh":
+        fresh = _ref(1)
+        row["fresh"] = {"outputs": [make(fresh)], "reference": [fresh]}
+    else:
+        row["rerun"] = [make(ref)]
+    return row
+
+
+def _check(row: dict) -> tuple[bool, Verdict]:
+    v = Verdict(task=GEMM.id, device="cpu", stage=Stage.CORRECT)
+    passed = Evaluator(ResultStore(":memory:"), EvalConfig())._check_trials(GEMM, PLAN, [row], v, "cpu")
+    v.reward = reward(v)
+    v.feedback = render_feedback(v)
+    return passed, v
+
+
+def test_the_helper_rows_pass_when_repeats_are_exact():
+    row = _row("fresh", lambda r: r.to(torch.bfloat16))
+    row["rerun"] = [row["outputs"][0].clone()]
+    passed, v = _check(row)
+    assert passed and v.stage is Stage.CORRECT and not v.violations and not v.error
+
+
+@pytest.mark.parametrize(("repeat", "where"), [
+    ("fresh", "fresh inputs (a repeated call"),
+    ("rerun", "a rerun on the same inputs"),
+])
+def test_borderline_repeat_is_incorrect_not_a_violation(repeat, where):
+    passed, v = _check(_row(repeat, _borderline))
+    assert not passed and not v.violations
+    assert v.stage is Stage.INCORRECT and v.reward == REWARD_INCORRECT
+    assert v.error.startswith(f"numerically borderline: correct on the checked inputs, but on {where}")
+    assert "element 0: got 0.200195, expected 0 (error 0.2" in v.error and "within 0.008" in v.error
+    assert "INCORRECT" in v.feedback and "numerically borderline" in v.feedback
+    assert v.trials[0]["ok"]  # the checked inputs themselves passed
+
+
+@pytest.mark.parametrize(("repeat", "code", "fragment"), [
+    ("fresh", "stale_output", "a repeated call on new inputs returned a wrong answer"),
+    ("rerun", "nondeterministic", "a second run on the same inputs failed"),
+])
+def test_stale_repeat_is_still_a_violation(repeat, code, fragment):
+    passed, v = _check(_row(repeat, _stale))
+    assert not passed and [x.code for x in v.violations] == [code]
+    assert v.violations[0].message.startswith(fragment) and "exceeds 0.008" in v.violations[0].message
+    assert v.stage is Stage.REJECTED and v.reward == REWARD_VIOLATION
+
+
+def test_element_bounds_met_but_relative_l2_exceeded_is_a_violation():
+    """Every element within its bound, the whole tensor not: wrong as a whole, a violation."""
+    def drift(ref):  # every element 0.7 of its bound off: rel L2 ~1.8e-2, twice bf16's rel_l2
+        rms = float(ref.pow(2).mean().sqrt())
+        return (ref + 0.7 * (0.016 * rms + 0.016 * ref.abs())).to(torch.bfloat16)
+
+    passed, v = _check(_row("fresh", drift))
+    assert not passed and [x.code for x in v.violations] == ["stale_output"]
+    assert "relative L2 error" in v.violations[0].message and "exceeds 0.008" in v.violations[0].message
+
+
+def _one_nan(ref: torch.Tensor) -> torch.Tensor:
+    out = ref.to(torch.bfloat16)
+    out[3, 3] = float("nan")
+    return out
+
+
+@pytest.mark.parametrize("make", [
+    lambda r: r.to(torch.bfloat16)[:64],  # wrong shape
+    lambda r: r.to(torch.float32),  # wrong dtype
+    _one_nan,  # NaN where the reference has none, however rare
+], ids=["shape", "dtype", "nan"])
+def test_structural_repeat_failure_is_a_violation(make):
+    passed, v = _check(_row("fresh", make))
+    assert not passed and [x.code for x in v.violations] == ["stale_output"] and v.stage is Stage.REJECTED
+
+
+def test_missing_output_on_repeat_is_a_violation():
+    row = _row("fresh", _borderline)
+    row["fresh"]["outputs"] = []
+    passed, v = _check(row)
+    assert not passed and [x.code for x in v.violations] == ["stale_output"]
+    assert "0 outputs, expected 1" in v.violations[0].message
+
+
+def test_a_stale_output_beside_a_borderline_one_is_a_violation():
+    """Every output of a repeat is checked: a borderline first output does not hide a stale second."""
+    ref, fresh = _ref(0), _ref(1)
+    row = {"outputs": [ref.to(torch.bfloat16)] * 2, "reference": [ref] * 2,
+           "expected_dtypes": ["bfloat16"] * 2,
+           "fresh": {"outputs": [_borderline(fresh), _stale(fresh)], "reference": [fresh] * 2}}
+    passed, v = _check(row)
+    assert not passed and [x.code for x in v.violations] == ["stale_output"] and v.stage is Stage.REJECTED
