@@ -14,6 +14,13 @@ nothing overflows, however long the sequence):
 
 Four bf16 MMAs per chunk replace 64 rank-1 updates and 64 matrix-vector products of the
 token-by-token recurrence; the masked decay matrix is built in log space from one cumsum.
+
+Long sequences with few heads (``chunk_simple_gla_parallel``): the walk above has only
+``cdiv(D, 64) * B * H`` programs (32 at B=1, H=16, D=128 for 132 SMs, each walking 512 chunks at
+T = 32768). The two-pass variant splits it as FLA does (``chunk_fwd_h`` + ``chunk_fwd_o``): a state
+kernel walks the chunks with one MMA per chunk and stores every chunk's entering state ``S`` (bf16
+``[B*H, NT, D, D]``), then an output kernel, parallel over chunks, runs the inter- and intra-chunk
+products above. ``chunk_simple_gla_auto`` picks between the two.
 """
 
 from __future__ import annotations
@@ -27,6 +34,24 @@ import triton.language as tl
 # ran 111 TFLOP/s, 12.5x the recurrent kernel, and simple GLA at 2.28x FLA (2026-11-30).
 BT, BV = 64, 64
 NUM_WARPS, NUM_STAGES = 4, 2
+
+
+@triton.jit
+def _chunk_output(b_q, b_k, b_v, b_G, b_S, causal):
+    """One chunk's output block ``[BT, BV]`` (float32) from its q, k ``[BT, BK]``, v ``[BT, BV]``, the
+    chunk-local cumulative log-decay ``b_G [BT]`` and the state entering the chunk ``b_S [BK, BV]``:
+    inter-chunk ``(q @ S) * exp(G)`` plus intra-chunk ``((q @ k^T) * exp(G_i - G_j) [j <= i]) @ v``."""
+    b_o = tl.dot(b_q, b_S.to(b_q.dtype)) * tl.exp(b_G)[:, None]  # [BT, BV]
+    b_A = tl.dot(b_q, tl.trans(b_k))  # [BT, BT]
+    b_A = b_A * tl.exp(tl.where(causal, b_G[:, None] - b_G[None, :], float("-inf")))
+    return tl.dot(b_A.to(b_v.dtype), b_v, b_o)
+
+
+@triton.jit
+def _next_state(b_k, b_v, b_G, b_G_last, b_S):
+    """The float32 state leaving a chunk: ``exp(G_last) * S + k^T @ (v * exp(G_last - G))``."""
+    b_vd = (b_v * tl.exp(b_G_last - b_G)[:, None]).to(b_k.dtype)  # [BT, BV]
+    return b_S * tl.exp(b_G_last) + tl.dot(tl.trans(b_k), b_vd)  # [BK, BV]
 
 
 @triton.jit
@@ -55,15 +80,11 @@ def _chunk_simple_gla_fwd_kernel(
         b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
         b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
 
-        b_o = tl.dot(b_q, b_S.to(b_q.dtype)) * tl.exp(b_G)[:, None]  # [BT, BV]
-        b_A = tl.dot(b_q, tl.trans(b_k))  # [BT, BT]
-        b_A = b_A * tl.exp(tl.where(causal, b_G[:, None] - b_G[None, :], float("-inf")))
-        b_o = tl.dot(b_A.to(b_v.dtype), b_v, b_o)  # [BT, BV]
+        b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
         tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
                  mask=mask_t[:, None] & mask_v[None, :])
 
-        b_vd = (b_v * tl.exp(b_G_last - b_G)[:, None]).to(b_k.dtype)  # [BT, BV]
-        b_S = b_S * tl.exp(b_G_last) + tl.dot(tl.trans(b_k), b_vd)  # [BK, BV]
+        b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
 
 
 def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -82,9 +103,7 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         g = torch.nn.functional.logsigmoid(torch.randn(2, 4, 1000, device="cuda") + 4)
         o = chunk_simple_gla(q * 64 ** -0.5, k, v, g)  # [2, 4, 1000, 64]
     """
-    if q.shape != k.shape or q.shape != v.shape or g.shape != q.shape[:3]:
-        raise ValueError(f"need q, k, v [B, H, T, D] and g [B, H, T]; got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}, {tuple(g.shape)}")
+    _check_inputs(q, k, v, g)
     q, k, v, g = q.contiguous(), k.contiguous(), v.contiguous(), g.float().contiguous()
     b, h, t_len, d = q.shape
     o = torch.empty_like(v)
@@ -94,3 +113,201 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
     _chunk_simple_gla_fwd_kernel[grid](q, k, v, g, o, t_len, d, BT=BT, BK=bk, BV=bv,
                                        num_warps=NUM_WARPS, num_stages=NUM_STAGES)
     return o
+
+
+# Two-pass variant (chunk_simple_gla_parallel). NOT YET TIMED ON A GPU: BK = BV = 64 give 4 state
+# programs per head at D = 128 (64 at B=1, H=16); the warps and stages are copied from the walk above.
+PAR_BK, PAR_BV = 64, 64
+PAR_NUM_WARPS, PAR_NUM_STAGES = 4, 2
+# Dispatch (chunk_simple_gla_auto): the two-pass variant when the walk's program count is below
+# the SM count and there are at least MIN_PARALLEL_CHUNKS chunks. Not tuned on a GPU either: the
+# only measurements are the walk at 0.40x FLA at B1 H16 T32768 D128 (32 programs, 512 chunks) and
+# 2.4-2.7x FLA at B8 H16 T2048 D128 (256 programs, 32 chunks; stays on the walk).
+MIN_PARALLEL_CHUNKS = 8
+# SM count used under the CPU interpreter (as units/persistent_splitk/kernel.py does).
+CPU_NUM_SMS = 4
+
+
+@triton.jit
+def _chunk_states_kernel(
+    k, v, g, h, T, D, NT,
+    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+):
+    # h[bh, c, kblock, vblock] = state entering chunk c (bf16); walks the chunks of one head.
+    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    base = i_bh.to(tl.int64) * T * D
+    offs_t = tl.arange(0, BT)  # [BT]
+    offs_k = i_k * BK + tl.arange(0, BK)  # [BK]
+    offs_v = i_v * BV + tl.arange(0, BV)  # [BV]
+    mask_k, mask_v = offs_k < D, offs_v < D
+    mask_kv = mask_k[:, None] & mask_v[None, :]  # [BK, BV]
+    p_h = h + i_bh.to(tl.int64) * NT * D * D + offs_k[:, None] * D + offs_v[None, :]  # [BK, BV] chunk 0
+
+    b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
+    for i_t in range(NT):
+        tl.store(p_h, b_S.to(h.dtype.element_ty), mask=mask_kv)
+        p_h += D * D  # next chunk
+        t = i_t * BT + offs_t  # [BT]
+        mask_t = t < T
+        b_k = tl.load(k + base + t[:, None] * D + offs_k[None, :],
+                      mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
+        b_v = tl.load(v + base + t[:, None] * D + offs_v[None, :],
+                      mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
+        b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
+        b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+        b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
+        b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
+
+
+@triton.jit
+def _chunk_output_kernel(
+    q, k, v, g, h, o, T, D, NT,
+    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+):
+    # One chunk x one V-block: o = (q @ S) * exp(G) + ((q @ k^T) * exp(G_i - G_j) [j <= i]) @ v.
+    i_t, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    base = i_bh.to(tl.int64) * T * D
+    offs_t = tl.arange(0, BT)  # [BT]
+    offs_k = tl.arange(0, BK)  # [BK] all of K: q @ S contracts over it
+    offs_v = i_v * BV + tl.arange(0, BV)  # [BV]
+    mask_k, mask_v = offs_k < D, offs_v < D
+    causal = offs_t[:, None] >= offs_t[None, :]  # [BT, BT]
+
+    t = i_t * BT + offs_t  # [BT]
+    mask_t = t < T
+    p_qk = base + t[:, None] * D + offs_k[None, :]
+    b_q = tl.load(q + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
+    b_k = tl.load(k + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
+    b_v = tl.load(v + base + t[:, None] * D + offs_v[None, :],
+                  mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
+    b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
+    b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+    p_h = h + (i_bh.to(tl.int64) * NT + i_t) * D * D + offs_k[:, None] * D + offs_v[None, :]
+    b_S = tl.load(p_h, mask=mask_k[:, None] & mask_v[None, :], other=0.0)  # [BK, BV] bf16
+
+    b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
+    tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
+             mask=mask_t[:, None] & mask_v[None, :])
+
+
+def _check_inputs(q, k, v, g) -> None:
+    if q.shape != k.shape or q.shape != v.shape or g.shape != q.shape[:3]:
+        raise ValueError(f"need q, k, v [B, H, T, D] and g [B, H, T]; got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}, {tuple(g.shape)}")
+
+
+def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
+                              block_k: int = PAR_BK, block_v: int = PAR_BV,
+                              num_warps: int = PAR_NUM_WARPS, num_stages: int = PAR_NUM_STAGES) -> torch.Tensor:
+    """Simple GLA forward in two passes: every chunk's state, then the outputs in parallel over chunks.
+
+    Same function, arguments and result as ``chunk_simple_gla`` and the same per-chunk arithmetic
+    (bf16 state for ``q @ S``, bf16 ``v * decay`` for ``k^T @ v``, float32 accumulation), so the two
+    agree to float32 summation order. For long sequences with few heads (see
+    ``chunk_simple_gla_auto``); not yet timed on a GPU.
+
+    Pass 1, grid ``(cdiv(D, BK), cdiv(D, BV), B*H)``: walks the chunks of a head with a float32
+    ``[BK, BV]`` state block and stores the state entering each chunk into ``h`` (q's dtype,
+    ``[B*H, NT, D, D]``, ``NT = cdiv(T, 64)``; 2 * NT * D^2 bytes per head, 256 MiB at B=1, H=16,
+    T=32768, D=128). Pass 2, grid ``(NT, cdiv(D, BV), B*H)``: one chunk and V-block per program.
+
+    Args:
+        q, k, v: bfloat16 ``[B, H, T, D]``, contiguous (any T; D <= 256).
+        g: float32 ``[B, H, T]`` log-decay per token, ``<= 0``.
+        block_k, block_v: state tile of pass 1 (powers of two >= 16; clamped to
+            ``next_power_of_2(D)``); ``block_v`` is also pass 2's V-block.
+        num_warps, num_stages: launch options of both kernels.
+
+    Returns:
+        bfloat16 ``[B, H, T, D]``: ``o_t = sum_{s <= t} exp(G_t - G_s) (q_t . k_s) v_s``.
+
+    Example::
+
+        q, k, v = (torch.randn(1, 16, 32768, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        g = torch.nn.functional.logsigmoid(torch.randn(1, 16, 32768, device="cuda") + 4)
+        o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g)  # [1, 16, 32768, 128]
+    """
+    _check_inputs(q, k, v, g)
+    for name, block in (("block_k", block_k), ("block_v", block_v)):
+        if block < 16 or block & (block - 1):
+            raise ValueError(f"{name} must be a power of two >= 16, got {block}")
+    q, k, v, g = q.contiguous(), k.contiguous(), v.contiguous(), g.float().contiguous()
+    b, h, t_len, d = q.shape
+    o = torch.empty_like(v)
+    bk_full = max(16, triton.next_power_of_2(d))
+    bk, bv = min(block_k, bk_full), min(block_v, bk_full)
+    nt = triton.cdiv(t_len, BT)
+    states = torch.empty(b * h, nt, d, d, dtype=q.dtype, device=q.device)
+    _chunk_states_kernel[(triton.cdiv(d, bk), triton.cdiv(d, bv), b * h)](
+        k, v, g, states, t_len, d, nt, BT=BT, BK=bk, BV=bv, num_warps=num_warps, num_stages=num_stages)
+    _chunk_output_kernel[(nt, triton.cdiv(d, bv), b * h)](
+        q, k, v, g, states, o, t_len, d, nt, BT=BT, BK=bk_full, BV=bv,
+        num_warps=num_warps, num_stages=num_stages)
+    return o
+
+
+def num_sms(device: torch.device) -> int:
+    """Streaming multiprocessors of ``device`` (``CPU_NUM_SMS`` off the GPU)."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return CPU_NUM_SMS
+
+
+def parallel_pays(b: int, h: int, t_len: int, d: int, sms: int) -> bool:
+    """The dispatch rule of ``chunk_simple_gla_auto``: True when ``chunk_simple_gla`` would launch
+    fewer programs than ``sms`` (``cdiv(D, BV) * B * H``, BV = min(64, next_power_of_2(D))) and the
+    sequence has at least ``MIN_PARALLEL_CHUNKS`` chunks of 64 tokens.
+
+    On the H200 (132 SMs): B=1, H=16, T=32768, D=128 -> 32 programs, 512 chunks: two-pass;
+    B=8, H=16, T=2048, D=128 -> 256 programs: the walk.
+    """
+    bv = min(BV, max(16, triton.next_power_of_2(d)))
+    return triton.cdiv(d, bv) * b * h < sms and triton.cdiv(t_len, BT) >= MIN_PARALLEL_CHUNKS
+
+
+def chunk_simple_gla_auto(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """``chunk_simple_gla_parallel`` when ``parallel_pays`` (few programs, many chunks), else
+    ``chunk_simple_gla``; same arguments and result. The rule is not yet timed on a GPU.
+
+    Example::
+
+        o = chunk_simple_gla_auto(q, k, v, g)  # q, k, v bf16 [B, H, T, D]; g fp32 [B, H, T]
+    """
+    _check_inputs(q, k, v, g)
+    b, h, t_len, d = q.shape
+    if parallel_pays(b, h, t_len, d, num_sms(q.device)):
+        return chunk_simple_gla_parallel(q, k, v, g)
+    return chunk_simple_gla(q, k, v, g)
+
+
+LOG_DECAY_BLOCK = 1024  # elements per program of the gate kernel (1/D of the q/k/v traffic)
+
+
+@triton.jit
+def _log_decay_kernel(gate_ptr, g_ptr, n, bias, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # [BLOCK]
+    mask = offs < n
+    y = tl.load(gate_ptr + offs, mask=mask, other=0.0).to(tl.float32) + bias
+    g = tl.minimum(y, 0.0) - tl.log(1.0 + tl.exp(-tl.abs(y)))  # logsigmoid(y) without overflow
+    tl.store(g_ptr + offs, g, mask=mask)
+
+
+def log_decay(gate: torch.Tensor, bias: float) -> torch.Tensor:
+    """Per-token log-decay ``g = logsigmoid(gate + bias)`` as float32, the ``g`` of the scans above.
+
+    Args:
+        gate: ``[B, H, T]`` raw gate, any float dtype.
+        bias: added before the logsigmoid (e.g. 4.0 keeps the decay near 1 at zero gate).
+
+    Returns:
+        float32 ``[B, H, T]``, ``<= 0``, computed as ``min(y, 0) - log(1 + exp(-|y|))``.
+
+    Example::
+
+        g = log_decay(torch.randn(2, 4, 1000, device="cuda"), 4.0)  # float32 [2, 4, 1000]
+    """
+    gate = gate.contiguous()
+    g = torch.empty(gate.shape, dtype=torch.float32, device=gate.device)
+    n = gate.numel()
+    _log_decay_kernel[(triton.cdiv(n, LOG_DECAY_BLOCK),)](gate, g, n, float(bias), BLOCK=LOG_DECAY_BLOCK, num_warps=4)
+    return g
