@@ -1,5 +1,6 @@
-"""The command line every GPU sweep under ``evals/sweeps/`` shares: ``--budget-s``, ``--only``,
-``--rounds``, a clear exit without CUDA, an ``env`` row first and a ``done`` row last.
+"""What the GPU sweeps under ``evals/sweeps/`` share: the command line (``--budget-s``, ``--only``,
+``--rounds``, a clear exit without CUDA, an ``env`` row first and a ``done`` row last) and, for new
+sweeps, the check-then-time loop of one shape (``check_then_time``).
 
 ``run_shape(label, *shape, rounds=R, deadline=T)`` sweeps one shape; a shape not started by the
 deadline (``start + --budget-s``) is a ``skipped`` row, and ``run_shape`` may use the deadline to
@@ -9,13 +10,15 @@ stop timing new configurations of its own shape.
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 
 import torch
 
-from evals.sweep_kernels import _row
+from evals.sweep_kernels import _rel_err, _row, _time
 
 
 def sweep_main(argv: list[str] | None, doc: str, what: str, configs: Sequence[dict], shapes: Sequence[tuple],
@@ -45,4 +48,66 @@ def sweep_main(argv: list[str] | None, doc: str, what: str, configs: Sequence[di
     return 0
 
 
-__all__ = ["sweep_main"]
+def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dict[str, Callable],
+                    configs: Sequence[dict], call: Callable, *, rounds: int, deadline: float, max_err: float,
+                    rate: Callable[[float], dict], reference: str, timer: Callable = _time) -> dict[str, float]:
+    """Check, then time interleaved, one shape's runners; returns each runner's median ms.
+
+    Args:
+        label: the shape's name in every row.
+        inputs: the runners' arguments (refilled in place between timed calls by ``timer``).
+        expected: float32 result every runner is compared with (relative L2).
+        fixed: runners always timed, by name (vendor kernels, the expert); never dropped.
+        configs: keyword dicts; ``call(cfg, *inputs)`` runs one. A configuration that raises or
+            misses ``max_err`` is an ``error`` row and is not timed; none is checked after
+            ``deadline`` (a ``skipped`` row).
+        rounds: timing rounds, each over every runner in the same order; no round starts after
+            ``deadline`` except the first.
+        rate: extra fields of a ``time`` / ``summary`` row from a median in ms (say TB/s).
+        reference: the ``fixed`` runner the ``vs_<reference>`` ratios divide by.
+        timer: ``timer(fn, inputs) -> (ms, cv)``; the judge's CUDA timing by default.
+
+    Rows: ``time`` per runner and round, ``summary`` per runner (``median_ms``, ``vs_<reference>``,
+    ``err``), then ``best`` (the fastest configuration, also ``vs_expert`` when ``fixed`` has one).
+    """
+    runners = {name: fn for name, fn in fixed.items()}
+    errors = {name: _rel_err(fn(*inputs), expected) for name, fn in fixed.items()}
+    for cfg in configs:
+        if time.monotonic() > deadline:
+            _row(kind="skipped", shape=label, cfg=cfg)
+            continue
+        try:
+            err = _rel_err(call(cfg, *inputs), expected)
+            if not err < max_err:
+                raise ValueError(f"relative L2 {err:.3g} from the float32 result")
+        except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
+            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
+            continue
+        name = json.dumps(cfg)
+        runners[name], errors[name] = (lambda *xs, cfg=cfg: call(cfg, *xs)), err
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    for r in range(rounds):
+        if r and time.monotonic() > deadline:
+            break
+        for name, fn in runners.items():
+            ms, cv = timer(fn, inputs)
+            times[name].append(ms)
+            _row(kind="time", shape=label, cfg=_cfg(name), round=r, ms=ms, cv=cv, **rate(ms))
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    for name in runners:
+        _row(kind="summary", shape=label, cfg=_cfg(name), median_ms=medians[name], **rate(medians[name]),
+             **{f"vs_{reference}": medians[reference] / medians[name]}, err=errors[name])
+    swept = [name for name in medians if name not in fixed]
+    if swept:
+        best = min(swept, key=medians.get)
+        extra = {"vs_expert": medians["expert"] / medians[best]} if "expert" in medians else {}
+        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best],
+             **{f"vs_{reference}": medians[reference] / medians[best]}, **extra)
+    return medians
+
+
+def _cfg(name: str):
+    return json.loads(name) if name.startswith("{") else name
+
+
+__all__ = ["check_then_time", "sweep_main"]
