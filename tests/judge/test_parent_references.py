@@ -141,3 +141,22 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
     with evaluator._comparing_on(None, "cpu"):
         pass
     assert calls == [1]
+
+
+def test_a_failed_cuda_linalg_load_does_not_fail_comparisons(monkeypatch, caplog):
+    """A probe that raises is logged once; comparisons go on (their own linalg calls report any real
+    error against the candidate's reply as before)."""
+    from hawkeye_env.judge import evaluator
+
+    calls = []
+
+    def probe(device):
+        calls.append(device)
+        raise RuntimeError("no linalg library")
+
+    monkeypatch.setattr(evaluator, "_linalg_probe", probe)
+    monkeypatch.setattr(evaluator, "_cuda_linalg_loaded", False)
+    for _ in range(2):
+        with evaluator._comparing_on(None, "cuda") as where:
+            assert where == "cuda"
+    assert calls == ["cuda"] and "no linalg library" in caplog.text
