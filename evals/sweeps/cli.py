@@ -1,6 +1,7 @@
 """What the GPU sweeps under ``evals/sweeps/`` share: the command line (``--budget-s``, ``--only``,
-``--rounds``, a clear exit without CUDA, an ``env`` row first and a ``done`` row last) and, for new
-sweeps, the check-then-time loop of one shape (``check_then_time``).
+``--rounds``, a clear exit without CUDA, an ``env`` row first and a ``done`` row last) and the
+check-then-time loop of one shape (``check_then_time``: the GEMM, small-M and chunked-scan sweeps;
+the attention sweep keeps its own, with two vendor ratios and no deadline per configuration).
 
 ``run_shape(label, *shape, rounds=R, deadline=T)`` sweeps one shape; a shape not started by the
 deadline (``start + --budget-s``) is a ``skipped`` row, and ``run_shape`` may use the deadline to
@@ -68,7 +69,8 @@ def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dic
         timer: ``timer(fn, inputs) -> (ms, cv)``; the judge's CUDA timing by default.
 
     Rows: ``time`` per runner and round, ``summary`` per runner (``median_ms``, ``vs_<reference>``,
-    ``err``), then ``best`` (the fastest configuration, also ``vs_expert`` when ``fixed`` has one).
+    ``err``), then ``best`` (the fastest configuration); ratios also ``vs_expert`` when ``fixed``
+    has an ``expert``. Returns each timed runner's median ms (configurations by ``json.dumps(cfg)``).
     """
     runners = {name: fn for name, fn in fixed.items()}
     errors = {name: _rel_err(fn(*inputs), expected) for name, fn in fixed.items()}
@@ -92,22 +94,26 @@ def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dic
         for name, fn in runners.items():
             ms, cv = timer(fn, inputs)
             times[name].append(ms)
-            _row(kind="time", shape=label, cfg=_cfg(name), round=r, ms=ms, cv=cv, **rate(ms))
+            _row(kind="time", shape=label, cfg=cfg_of(name), round=r, ms=ms, cv=cv, **rate(ms))
     medians = {name: statistics.median(t) for name, t in times.items()}
+
+    def ratios(name: str) -> dict[str, float]:
+        over = [reference] + (["expert"] if "expert" in medians and reference != "expert" else [])
+        return {f"vs_{base}": medians[base] / medians[name] for base in over}
+
     for name in runners:
-        _row(kind="summary", shape=label, cfg=_cfg(name), median_ms=medians[name], **rate(medians[name]),
-             **{f"vs_{reference}": medians[reference] / medians[name]}, err=errors[name])
+        _row(kind="summary", shape=label, cfg=cfg_of(name), median_ms=medians[name], **rate(medians[name]),
+             **ratios(name), err=errors[name])
     swept = [name for name in medians if name not in fixed]
     if swept:
         best = min(swept, key=medians.get)
-        extra = {"vs_expert": medians["expert"] / medians[best]} if "expert" in medians else {}
-        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best],
-             **{f"vs_{reference}": medians[reference] / medians[best]}, **extra)
+        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best], **ratios(best))
     return medians
 
 
-def _cfg(name: str):
+def cfg_of(name: str):
+    """A runner's ``cfg`` field: the configuration dict of a swept runner, else its name."""
     return json.loads(name) if name.startswith("{") else name
 
 
-__all__ = ["check_then_time", "sweep_main"]
+__all__ = ["cfg_of", "check_then_time", "sweep_main"]

@@ -38,16 +38,13 @@ the shapes so far (``faster``: the better of best and expert per shape; the last
 from __future__ import annotations
 
 import importlib
-import json
 import math
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
-from evals.sweep_kernels import _rel_err, _row, _time
-from evals.sweeps.cli import sweep_main
+from evals.sweep_kernels import _row, _time
+from evals.sweeps.cli import check_then_time, sweep_main
 from units.grouped_tile_order import kernel as grouped
 from units.persistent_splitk import kernel as splitk
 from units.tma_descriptors import kernel as tma
@@ -163,50 +160,20 @@ _results: dict[str, dict[str, float]] = {}  # task -> cuBLAS time over the best 
 def sweep_shape(label: str, m: int, n: int, k: int, weight_nk: bool, rounds: int, deadline: float) -> None:
     a, w = operands(m, n, k, weight_nk)
     expected = a.float() @ (w.float().t() if weight_nk else w.float())
-    runners = {"cublas": (lambda x, w: F.linear(x, w)) if weight_nk else torch.matmul,
-               "expert": expert(label, weight_nk, w)}
-    errs = {name: _rel_err(fn(a, w), expected) for name, fn in runners.items()}
-    for cfg in configs_for(weight_nk):
-        name = json.dumps(cfg)
-        if time.monotonic() > deadline:
-            _row(kind="skipped", shape=label, cfg=cfg)
-            continue
-        try:
-            err = _rel_err(runner(cfg, weight_nk)(a, w), expected)
-            if not err < MAX_ERR:
-                raise ValueError(f"relative L2 {err:.3g} from torch.matmul in float32")
-        except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
-            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
-            continue
-        runners[name], errs[name] = runner(cfg, weight_nk), err
-    del expected
-    times: dict[str, list[float]] = {name: [] for name in runners}
+    fixed = {"cublas": (lambda x, w: F.linear(x, w)) if weight_nk else torch.matmul,
+             "expert": expert(label, weight_nk, w)}
     flops = 2.0 * m * n * k
-    for r in range(rounds):
-        if r and time.monotonic() > deadline:
-            break
-        for name, fn in runners.items():
-            ms, cv = _time(fn, [a, w])
-            times[name].append(ms)
-            _row(kind="time", shape=label, cfg=_cfg_of(name), round=r, ms=ms, cv=cv, tflops=flops / ms / 1e9)
-    med = {name: statistics.median(t) for name, t in times.items()}
-    for name in runners:
-        _row(kind="summary", shape=label, cfg=_cfg_of(name), median_ms=med[name], tflops=flops / med[name] / 1e9,
-             vs_cublas=med["cublas"] / med[name], vs_expert=med["expert"] / med[name], err=errs[name])
-    swept = [name for name in med if name.startswith("{")]
+    med = check_then_time(label, [a, w], expected, fixed, configs_for(weight_nk),
+                          lambda cfg, a, w: runner(cfg, weight_nk)(a, w), rounds=rounds, deadline=deadline,
+                          max_err=MAX_ERR, rate=lambda ms: {"tflops": flops / ms / 1e9}, reference="cublas",
+                          timer=_time)
+    swept = [name for name in med if name not in fixed]
     best = min(swept, key=med.get) if swept else "expert"
-    if swept:
-        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=med[best], vs_cublas=med["cublas"] / med[best],
-             vs_expert=med["expert"] / med[best])
     _results[label] = {"best": med["cublas"] / med[best], "expert": med["cublas"] / med["expert"]}
     ratios = list(_results.values())
     _row(kind="geomean", shapes=list(_results), best_vs_cublas=_geomean([r["best"] for r in ratios]),
          expert_vs_cublas=_geomean([r["expert"] for r in ratios]),
          faster_vs_cublas=_geomean([max(r.values()) for r in ratios]))
-
-
-def _cfg_of(name: str):
-    return json.loads(name) if name.startswith("{") else name
 
 
 def _geomean(xs: list[float]) -> float:

@@ -28,14 +28,9 @@ bytes ``2*K*N`` over the median); ``{"kind": "summary", "shape", "cfg", "median_
 
 from __future__ import annotations
 
-import json
-import statistics
-import time
-
 import torch
 
-from evals.sweep_kernels import _rel_err, _row, _time
-from evals.sweeps.cli import sweep_main
+from evals.sweeps.cli import check_then_time, sweep_main
 from units.persistent_splitk import kernel
 
 # (label, M, N, K, weight_nk): weight_nk means w [N, K] passed as b = w.t() (linear_decode_bf16).
@@ -98,43 +93,12 @@ def sweep_shape(label: str, m: int, n: int, k: int, weight_nk: bool, rounds: int
     if not weight_nk:
         w = w.t().contiguous()  # [K, N], N contiguous
     expected = a.float() @ (w.float().t() if weight_nk else w.float())
-    runners = {
-        "cublas": ((lambda a, w: torch.matmul(a, w.t())) if weight_nk else torch.matmul, None),
-        "expert": (_expert(m, n, k, weight_nk), None),
-    }
-    for cfg in CONFIGS:
-        if time.monotonic() > deadline:
-            _row(kind="skipped", shape=label, cfg=cfg)
-            continue
-        try:
-            err = _rel_err(call(cfg, a, w, weight_nk), expected)
-            if not err < MAX_ERR:
-                raise ValueError(f"relative L2 {err:.3g} from torch.matmul in float32")
-        except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
-            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
-            continue
-        runners[json.dumps(cfg)] = ((lambda a, w, cfg=cfg: call(cfg, a, w, weight_nk)), err)
-    runners["expert"] = (runners["expert"][0], _rel_err(runners["expert"][0](a, w), expected))
-    times: dict[str, list[float]] = {name: [] for name in runners}
+    fixed = {"cublas": (lambda a, w: torch.matmul(a, w.t())) if weight_nk else torch.matmul,
+             "expert": _expert(m, n, k, weight_nk)}
     weight_gb = 2.0 * n * k / 1e9
-    for r in range(rounds):
-        if r and time.monotonic() > deadline:
-            break
-        for name, (fn, _) in runners.items():
-            ms, cv = _time(fn, [a, w])
-            times[name].append(ms)
-            cfg = json.loads(name) if name.startswith("{") else name
-            _row(kind="time", shape=label, cfg=cfg, round=r, ms=ms, cv=cv, gbps=weight_gb / ms * 1e3)
-    medians = {name: statistics.median(t) for name, t in times.items()}
-    for name, (_, err) in runners.items():
-        cfg = json.loads(name) if name.startswith("{") else name
-        _row(kind="summary", shape=label, cfg=cfg, median_ms=medians[name], gbps=weight_gb / medians[name] * 1e3,
-             vs_cublas=medians["cublas"] / medians[name], err=err)
-    swept = [name for name in medians if name.startswith("{")]
-    if swept:
-        best = min(swept, key=medians.get)
-        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best],
-             vs_cublas=medians["cublas"] / medians[best], vs_expert=medians["expert"] / medians[best])
+    check_then_time(label, [a, w], expected, fixed, CONFIGS, lambda cfg, a, w: call(cfg, a, w, weight_nk),
+                    rounds=rounds, deadline=deadline, max_err=MAX_ERR, rate=lambda ms: {"gbps": weight_gb / ms * 1e3},
+                    reference="cublas")
 
 
 def main(argv: list[str] | None = None) -> int:

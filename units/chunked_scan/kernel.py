@@ -29,6 +29,9 @@ import torch
 import triton
 import triton.language as tl
 
+# The SM count of the dispatch rule: the persistent_splitk unit's (CPU_NUM_SMS = 4 under the interpreter).
+from units.persistent_splitk.kernel import CPU_NUM_SMS, num_sms  # noqa: F401
+
 # Chunk 64 (FLA's choice: the intra-chunk [64, 64] matrix fits registers and feeds MMAs). BV = 64
 # splits D = 128 into 2 programs per head (256 programs at B=8, H=16 for 132 SMs). On the H200 this
 # ran 111 TFLOP/s, 12.5x the recurrent kernel, and simple GLA at 2.28x FLA (2026-11-30).
@@ -103,8 +106,7 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         g = torch.nn.functional.logsigmoid(torch.randn(2, 4, 1000, device="cuda") + 4)
         o = chunk_simple_gla(q * 64 ** -0.5, k, v, g)  # [2, 4, 1000, 64]
     """
-    _check_inputs(q, k, v, g)
-    q, k, v, g = q.contiguous(), k.contiguous(), v.contiguous(), g.float().contiguous()
+    q, k, v, g = _prepared(q, k, v, g)
     b, h, t_len, d = q.shape
     o = torch.empty_like(v)
     bk = max(16, triton.next_power_of_2(d))
@@ -124,8 +126,6 @@ PAR_NUM_WARPS, PAR_NUM_STAGES = 4, 2
 # only measurements are the walk at 0.40x FLA at B1 H16 T32768 D128 (32 programs, 512 chunks) and
 # 2.4-2.7x FLA at B8 H16 T2048 D128 (256 programs, 32 chunks; stays on the walk).
 MIN_PARALLEL_CHUNKS = 8
-# SM count used under the CPU interpreter (as units/persistent_splitk/kernel.py does).
-CPU_NUM_SMS = 4
 
 
 @triton.jit
@@ -190,10 +190,12 @@ def _chunk_output_kernel(
              mask=mask_t[:, None] & mask_v[None, :])
 
 
-def _check_inputs(q, k, v, g) -> None:
+def _prepared(q, k, v, g):
+    """``q, k, v`` contiguous and ``g`` float32 contiguous, after checking the shapes agree."""
     if q.shape != k.shape or q.shape != v.shape or g.shape != q.shape[:3]:
         raise ValueError(f"need q, k, v [B, H, T, D] and g [B, H, T]; got {tuple(q.shape)}, "
                          f"{tuple(k.shape)}, {tuple(v.shape)}, {tuple(g.shape)}")
+    return q.contiguous(), k.contiguous(), v.contiguous(), g.float().contiguous()
 
 
 def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
@@ -227,11 +229,10 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         g = torch.nn.functional.logsigmoid(torch.randn(1, 16, 32768, device="cuda") + 4)
         o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g)  # [1, 16, 32768, 128]
     """
-    _check_inputs(q, k, v, g)
+    q, k, v, g = _prepared(q, k, v, g)
     for name, block in (("block_k", block_k), ("block_v", block_v)):
         if block < 16 or block & (block - 1):
             raise ValueError(f"{name} must be a power of two >= 16, got {block}")
-    q, k, v, g = q.contiguous(), k.contiguous(), v.contiguous(), g.float().contiguous()
     b, h, t_len, d = q.shape
     o = torch.empty_like(v)
     bk_full = max(16, triton.next_power_of_2(d))
@@ -244,13 +245,6 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         q, k, v, g, states, o, t_len, d, nt, BT=BT, BK=bk_full, BV=bv,
         num_warps=num_warps, num_stages=num_stages)
     return o
-
-
-def num_sms(device: torch.device) -> int:
-    """Streaming multiprocessors of ``device`` (``CPU_NUM_SMS`` off the GPU)."""
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    return CPU_NUM_SMS
 
 
 def parallel_pays(b: int, h: int, t_len: int, d: int, sms: int) -> bool:
@@ -273,7 +267,7 @@ def chunk_simple_gla_auto(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: 
 
         o = chunk_simple_gla_auto(q, k, v, g)  # q, k, v bf16 [B, H, T, D]; g fp32 [B, H, T]
     """
-    _check_inputs(q, k, v, g)
+    q, k, v, g = _prepared(q, k, v, g)
     b, h, t_len, d = q.shape
     if parallel_pays(b, h, t_len, d, num_sms(q.device)):
         return chunk_simple_gla_parallel(q, k, v, g)
