@@ -56,8 +56,8 @@ BLOCK_ELEMENTS_PER_THREAD = "block_elements_per_thread"
 # A thread addresses at most 255 32-bit registers (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability", compute capability 9.0). 128x256 tiles over 4 warps, 256
 # accumulator values a thread, is the largest accumulator the repository's GEMMs compile
-# (units/warp_specialization's measured tile_128x256x64_s3_w4_ws configuration); 128x512 over 4
-# warps (512) ran ptxas past the judge's 300 s timeout on an H200, and others failed ptxas with
+# (units/warp_specialization's tile_ and persistent_128x256x64_s3_w4_ws); 128x512 over 4 warps
+# (512) ran ptxas past the judge's 300 s timeout on an H200, and others failed ptxas with
 # "Insufficient registers".
 ACC_REGISTER_LIMIT = 256
 # Shared memory a thread block may opt in to on compute capability 9.0 (H100, H200): 227 KB

@@ -1,14 +1,16 @@
 """H200 sweep of the ``warp_specialization`` unit: does warp specialization win, and robustly? (CUDA only)
 
-    python -m evals.sweeps.ws [--budget-s 150] [--shapes 8192x8192x512,4096x4096x4096] [--only persistent_128x256]
+    python -m evals.sweeps.ws [--budget-s 150] [--rounds 5] [--shapes 8192x8192x512,4096x4096x4096] [--only NAME]
 
 Run from the repository root with the repository on PYTHONPATH. For each shape (M = N = 8192 with
 K = 512, 1024, 2048, where the 128 MiB bf16 output write is a large share of the time, then the
 4096^3 shape the unit was measured at) and each group of ``kernel.COMPARISONS`` (a warp-specialized
 config, then the same kernel without the keyword, nested and flattened), the group's members are
-timed three times interleaved (A, B, C, A, B, C, A, B, C) with the judge's ``time_callable`` (L2
-flushed, inputs refilled, 30 iterations), so run-to-run drift shows as spread between rounds, not
-as a difference between configs. cuBLAS (``torch.matmul``) is timed three times at each shape.
+timed ``--rounds`` times interleaved (A, B, C, A, B, C, ...; 5 by default) with the judge's
+``time_callable`` (L2 flushed, inputs refilled, 30 iterations) with ``hide_launch``, as the units
+harness times a unit: device time, the host's launch (descriptor building included) queued behind
+a GPU spin. Run-to-run drift shows as spread between rounds, not as a difference between configs.
+cuBLAS (``torch.matmul``) is timed once per round at each shape.
 
 Every config is first compiled and run once in a subprocess of its own, several at a time; one whose
 compilation raises or kills the process gets an error row and is left out, and the timing process
@@ -49,7 +51,7 @@ import triton
 from hawkeye_env.judge.timing import time_callable
 from units.warp_specialization import kernel
 
-ITERS, RETRIES, ROUNDS = 30, 1, 3
+ITERS, RETRIES, ROUNDS = 30, 1, 5
 SHAPES = ((8192, 8192, 512), (8192, 8192, 1024), (8192, 8192, 2048), (4096, 4096, 4096))
 # Compile-and-run shape of the subprocesses: at least 132 tiles of 128x256 (32 x 8 = 256), so the
 # persistent kernels get the same NUM_PROGRAMS (the SM count), and every size a multiple of 16, so
@@ -135,12 +137,12 @@ def preflight(names: list[str]) -> tuple[dict[str, str], dict[str, dict]]:
 
 
 def _time(fn, inputs: list) -> tuple[float, float]:
-    r = time_callable(fn, list(inputs), iters=ITERS, retries=RETRIES, seed=0, keep=0)
+    r = time_callable(fn, list(inputs), iters=ITERS, retries=RETRIES, seed=0, keep=0, hide_launch=True)
     return r["median_ms"], r["cv"]
 
 
 def sweep_shape(m: int, n: int, k: int, groups: list[tuple[int, list]], failed: dict[str, str],
-                deadline: float) -> None:
+                deadline: float, rounds: int = ROUNDS) -> None:
     """cuBLAS, then each group's members in interleaved rounds, then the group's speedup summaries."""
     shape = {"M": m, "N": n, "K": k}
     flops = 2.0 * m * n * k
@@ -157,7 +159,7 @@ def sweep_shape(m: int, n: int, k: int, groups: list[tuple[int, list]], failed: 
              tflops=flops / ms / 1e9, err=err)
         return ms
 
-    for rnd in range(ROUNDS):
+    for rnd in range(rounds):
         measure("cublas", None, "cublas", torch.matmul, rnd, 0.0)
 
     for index, members in groups:
@@ -174,7 +176,7 @@ def sweep_shape(m: int, n: int, k: int, groups: list[tuple[int, list]], failed: 
                 failed[config.name] = f"{type(exc).__name__}: {str(exc)[:300]}"
                 _row(kind="error", cfg=config.name, shape=shape, error=failed[config.name])
         times: dict[str, list[float]] = {c.name: [] for c in members}
-        for rnd in range(ROUNDS):
+        for rnd in range(rounds):
             for config in members:
                 if config.name in failed:
                     continue
@@ -182,8 +184,8 @@ def sweep_shape(m: int, n: int, k: int, groups: list[tuple[int, list]], failed: 
                              rnd, errs[config.name])
                 if ms is not None:
                     times[config.name].append(ms)
-        for ws in (c for c in members if c.warp_specialize and len(times[c.name]) == ROUNDS):
-            for other in (c for c in members if not c.warp_specialize and len(times[c.name]) == ROUNDS):
+        for ws in (c for c in members if c.warp_specialize and len(times[c.name]) == rounds):
+            for other in (c for c in members if not c.warp_specialize and len(times[c.name]) == rounds):
                 speedups = [o / w for o, w in zip(times[other.name], times[ws.name])]
                 _row(kind="summary", group=index, shape=shape, ws=ws.name, vs=other.name,
                      speedups=[round(s, 4) for s in speedups], median=round(statistics.median(speedups), 4))
@@ -195,6 +197,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES),
                         help="comma-separated MxNxK")
     parser.add_argument("--only", default="", help="keep groups with a member whose name contains this")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved timing rounds per group")
     parser.add_argument("--compile-only", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -209,7 +212,7 @@ def main(argv: list[str]) -> int:
     groups = [(i, list(g)) for i, g in enumerate(kernel.COMPARISONS) if any(args.only in c.name for c in g)]
     props = torch.cuda.get_device_properties(0)
     _row(kind="env", torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
-         device=props.name, sms=props.multi_processor_count, iters=ITERS, rounds=ROUNDS,
+         device=props.name, sms=props.multi_processor_count, iters=ITERS, rounds=args.rounds,
          groups={i: [c.name for c in g] for i, g in groups})
 
     names = [c.name for _, g in groups for c in g]
@@ -224,7 +227,7 @@ def main(argv: list[str]) -> int:
         if time.monotonic() > deadline:
             _row(kind="skipped", shape={"M": m, "N": n, "K": k}, why="time budget spent")
             continue
-        sweep_shape(m, n, k, groups, failed, deadline)
+        sweep_shape(m, n, k, groups, failed, deadline, args.rounds)
         torch.cuda.empty_cache()
     _row(kind="done", seconds=round(time.monotonic() - start, 1))
     return 0

@@ -69,9 +69,13 @@ def test_unit_metadata(name):
         assert unit.bytes_moved(**shape) > 0
 
 
-def test_warp_specialization_is_the_smallest_margin():
-    margins = {name: get_unit(name).metric.min_margin for name in MATMUL_UNITS}
-    assert min(margins, key=margins.get) == "warp_specialization"
+def test_every_margin_is_a_gain():
+    # A unit passes only if its solution beats the naive kernel; on Hopper, where the wgmma loop is
+    # already asynchronous, the TMA and warp-specialization margins are the smallest (5% and 8%).
+    margins = {name: get_unit(name).metric for name in MATMUL_UNITS}
+    assert all(m.min_margin > 1.0 and m.higher_is_better for m in margins.values())
+    smallest = sorted(margins, key=lambda n: margins[n].min_margin)[:2]
+    assert set(smallest) == {"tma_descriptors", "warp_specialization"}
 
 
 def test_tma_operands_must_be_aligned():

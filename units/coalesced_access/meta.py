@@ -42,7 +42,7 @@ UNIT = Unit(
         name="achieved_tbps",
         unit="TB/s",
         higher_is_better=True,
-        how="2*M*N*4 bytes (read x, write out) over the CUDA-event median at M=N=8192 fp32, L2 flushed",
+        how="2*M*N*4 bytes (read x, write out) over the launch-hidden CUDA-event median at M=N=8192 fp32, L2 flushed",
         # H200 anchor (anchors/h200-profilers-2026-11-29.md): a stride-33 fp32 copy moved 24x the
         # DRAM bytes and ran 30x slower than the unit-stride copy; 3x leaves room for L2 reuse of
         # neighbouring columns, which the column walk gets and the stride-33 copy did not.

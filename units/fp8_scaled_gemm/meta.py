@@ -82,7 +82,7 @@ UNIT = Unit(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
-        how="2*M*N*K over the CUDA-event median at M=N=K=8192, per-tensor scales, random inputs",
+        how="2*M*N*K over the launch-hidden CUDA-event median at M=N=K=8192, per-tensor scales, random inputs",
         # fp8 wgmma doubles the bf16 peak (torch._scaled_mm: 1251 TFLOP/s at 8192^3, 1.97x this
         # unit's naive, H200 sweep 2026-11-30), but Triton's promotion of the fp8 accumulator costs
         # a wgmma wait per promotion: promoting every 4 K tiles reached 1.25-1.28x the naive in that

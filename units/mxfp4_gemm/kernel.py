@@ -32,10 +32,12 @@ from units.block_scaled_fp4 import configure, fp4_gemm
 # Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
 # M=32 (decode-sized, <= SMALL_M): nvfp4_gemm's small-M configuration, the bit-trick decode (one
 # shift, one OR, one multiply per code) over 64x64x128 tiles in 3 stages with 4 warps, one scale per
-# packed code, split-K 4: in three `units.harness --candidate` runs of 2026-11-30 (runs 14 and 16)
-# 0.109, 0.111 and 0.114 ms against 0.179-0.192 for the naive decode-then-GEMM (1.60-1.73x), where
-# the previous configuration (tl.dot_scaled, weight as the MMA's left operand, split-K 4, 32x128x128)
-# ran 0.127-0.173 ms (1.06-1.52x) in the same runs. M=256: 256x64x128 in 3 stages with 8 warps and
+# packed code, split-K 4: with the host launch hidden (the units harness, 2026-11-30, run 20, in
+# three processes) 0.0649-0.0653 ms against 0.1526-0.1529 ms for the naive decode-then-GEMM
+# (2.34-2.35x); in a CUDA-graph replay 0.0615 against 0.146 ms (run 19). The previous configuration
+# (tl.dot_scaled, weight as the MMA's left operand, split-K 4, 32x128x128) ran 0.127-0.173 ms with
+# the launch inside the events, against this one's 0.109-0.114 ms there (runs 14 and 16).
+# M=256: 256x64x128 in 3 stages with 8 warps and
 # one scale per packed code (wide, pipelined scale loads): 0.207 ms against 0.193 naive (fp4 sweep
 # of 2026-11-30, evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin is not expected there.
 SMALL_M = 64

@@ -37,7 +37,7 @@ UNIT = Unit(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
-        how="bf16-equivalent 2*M*N*K over the CUDA-event median at M=32, N=K=8192, random inputs",
+        how="bf16-equivalent 2*M*N*K over the launch-hidden CUDA-event median at M=32, N=K=8192, random inputs",
         # Weight-only FP4 pays where the weight stream dominates: decode-sized M. At M=256 the
         # H200 ran the fused kernel at 0.246 ms against the naive decode-then-GEMM's 0.185 ms
         # (2026-11-30): the in-register decode, repeated per row tile, outweighs the 128 MB bf16

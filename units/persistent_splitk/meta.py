@@ -25,7 +25,7 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how=(
-            "2*M*N*K flops over the CUDA-event median time (both kernels of the split-K version "
+            "2*M*N*K flops over the launch-hidden CUDA-event median (both kernels of the split-K version "
             "included) at M=64, N=1024, K=65536 bf16, L2 flushed"
         ),
         # Split-K pays when there are too few output tiles to occupy the GPU. At M=64, N=4096,

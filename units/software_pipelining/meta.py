@@ -24,7 +24,7 @@ UNIT = Unit(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
-        how="2*M*N*K flops over the CUDA-event median time at M=N=K=4096 bf16, L2 flushed",
+        how="2*M*N*K flops over the launch-hidden CUDA-event median at M=N=K=4096 bf16, L2 flushed",
         # A 128x128x64 bf16 tile step is ~0.4 us of tensor-core work per SM at 740 TFLOP/s while a
         # global load round trip is ~0.5-1 us, so the unpipelined loop at least doubles each step;
         # 1.2x leaves room for a second resident CTA per SM (32 KB of shared memory at one stage)

@@ -24,7 +24,7 @@ UNIT = Unit(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
-        how="2*M*N*K flops over the CUDA-event median time at M=N=K=8192 bf16, L2 flushed",
+        how="2*M*N*K flops over the launch-hidden CUDA-event median at M=N=K=8192 bf16, L2 flushed",
         # Both kernels are tensor-core bound at 8192^3 (cuBLAS 687, tutorial Triton 658 TFLOP/s in
         # anchors/h200-2026-11-29.json); TMA removes address math and per-thread copies from the
         # 8 MMA warps, worth a few percent there, so the margin is set at 5%.

@@ -1,9 +1,11 @@
 """``warp_specialization`` without the strategy: ``kernel.NAIVE``, the solution's GEMM without the keyword.
 
-Every warp both waits for TMA tiles and issues wgmma, relying on the software pipeliner alone to
-overlap loads with MMAs. Kernel, tiles, grouped order, stages, epilogue and device-side descriptors
-are those of ``kernel.SOLUTION``; only ``warp_specialize`` is off, and the warp count is the one a
-single warp group needs for the same accumulator (8 warps for a 128x256 fp32 tile).
+The same persistent kernel (one program per SM striding over output tiles, TMA descriptor loads,
+grouped tile order, 3 stages, whole-tile epilogue), with its tile loop not specialized: every warp
+both waits for TMA tiles and issues wgmma, and the software pipeliner, which pipelines the inner K
+loop only, drains at the end of every tile and refills at the start of the next, so the epilogue's
+convert and store overlap no loads. Only ``warp_specialize`` is off, and the warp count is the one
+a single warp group needs for the same accumulator (8 warps for a 128x256 fp32 tile).
 
 Inputs ``a [M, K]`` and ``b [K, N]`` are bfloat16 with a contiguous, 16-byte aligned last
 dimension; the output is a contiguous bfloat16 ``[M, N]`` tensor accumulated in float32.
