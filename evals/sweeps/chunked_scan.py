@@ -6,10 +6,10 @@ Run from the repository root. At the two simple-GLA task shapes, ``long`` (simpl
 B1 H16 T32768 D128) and ``short`` (simple_gla_fwd_bf16, B8 H16 T2048 D128), it times FLA's
 ``chunk_simple_gla`` (when the ``fla`` extra is installed; its absence is an ``unavailable`` row),
 the task's expert scan, the single-pass walk (``chunk_simple_gla``) and CONFIGS of the two-pass
-``chunk_simple_gla_parallel`` (state tile, warps, stages). On the H200 (2026-11-30) the walk ran the
-long shape at 0.40x FLA with 32 programs for 132 SMs, and the short one at 2.4-2.7x FLA; the
-two-pass variant and ``chunk_simple_gla_auto``'s threshold are untimed. The gate's log-decay is
-computed once outside the timed calls (every runner gets the same ``g``).
+``chunk_simple_gla_parallel`` (state tile, warps, stages, segments of the state walk). On the H200
+(2026-11-30, run 18) the two-pass variant in one segment ran the long shape at 1.10x FLA and the
+walk at 0.52x; at the short shape the walk ran 3.0x FLA. The gate's log-decay is computed once
+outside the timed calls (every runner gets the same ``g``).
 
 Each configuration is checked once against the walk in float32 (relative L2 under 1e-2) and
 dropped if it fails to compile, run or match; then every runner is timed ``--rounds`` times
@@ -30,20 +30,23 @@ SHAPES = (
     ("long", 1, 16, 32768, 128, "parallel"),
     ("short", 8, 16, 2048, 128, "walk"),
 )
-KNOBS = ("block_k", "block_v", "num_warps", "num_stages")
-# The expert's state tile first (64x64, 4 warps, 2 stages), then narrower V blocks (more output
-# programs), one 128-wide K block (a single state program per V block), and more warps and stages.
-# Compiled for sm_90 with Triton 3.6 on a host without a GPU, at the long shape all build without
-# spills in <= 80 KiB of shared memory; every state kernel issues wgmma except block_k = 32, whose
-# 32-row k^T @ v falls back to mma.sync m16n8k16.
+KNOBS = ("block_k", "block_v", "num_warps", "num_stages", "segments")
+# Run 18's fastest tile (64x64, 4 warps, 3 stages) with the state walk in 1 (run 18's kernel) to 32
+# segments, then tile, warp and stage changes at 8 segments (segments_for's pick at the long shape).
+# Compiled for sm_90 with Triton 3.6 on a host without a GPU at the long shape with 8 segments:
+# state kernel 141 registers, 49 KiB shared memory, wgmma m64n64k16; output kernel 114 registers,
+# 56 KiB; carry kernel 56 registers; no spills.
 CONFIGS = tuple(dict(zip(KNOBS, row)) for row in (
-    (64, 64, 4, 2),
-    (64, 32, 4, 2),
-    (32, 64, 4, 2),
-    (128, 64, 8, 2),
-    (64, 64, 8, 2),
-    (64, 64, 4, 3),
-    (64, 128, 8, 2),
+    (64, 64, 4, 3, 1),
+    (64, 64, 4, 3, 2),
+    (64, 64, 4, 3, 4),
+    (64, 64, 4, 3, 8),
+    (64, 64, 4, 3, 16),
+    (64, 64, 4, 3, 32),
+    (64, 64, 4, 2, 8),
+    (32, 64, 4, 3, 8),
+    (64, 32, 4, 3, 8),
+    (64, 64, 8, 3, 8),
 ))
 MAX_ERR = 1e-2
 BUDGET_S = 150.0

@@ -1,8 +1,8 @@
 """chunked_scan's two-pass simple GLA (``chunk_simple_gla_parallel``: every chunk's state, then the
 outputs in parallel over chunks) against the float64 recurrence and the single-pass walk
 (``chunk_simple_gla``) at odd shapes (T not a multiple of the 64-token chunk, D not a power of
-two), normal and heavy-tailed inputs, several state tiles, NaN-poisoned allocations; and the
-dispatcher's rule (``chunk_simple_gla_auto``)."""
+two), normal and heavy-tailed inputs, several state tiles and segmentations of the state walk,
+NaN-poisoned allocations; and the dispatcher's rule (``chunk_simple_gla_auto``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from units.chunked_scan.kernel import (
     chunk_simple_gla_auto,
     chunk_simple_gla_parallel,
     parallel_pays,
+    segments_for,
 )
 from units.chunked_scan.reference import simple_gla
 
@@ -55,10 +56,11 @@ def _same_as_walk(out: torch.Tensor, walk: torch.Tensor) -> None:
 def test_parallel_matches_reference_and_walk(shape, dist, seed, poisoned):
     inputs = _inputs(shape, dist, seed)
     ref = simple_gla(*inputs, out_dtype=torch.float64)
-    out = chunk_simple_gla_parallel(*inputs)
-    result = compare(out, ref, torch.bfloat16, TOLERANCE[dist], compute_device=DEVICE)
-    assert result["ok"], result["reason"]
-    _same_as_walk(out, chunk_simple_gla(*inputs))
+    for segments in (None, 1):  # segments_for's choice (several under the interpreter), then one
+        out = chunk_simple_gla_parallel(*inputs, segments=segments)
+        result = compare(out, ref, torch.bfloat16, TOLERANCE[dist], compute_device=DEVICE)
+        assert result["ok"], result["reason"]
+    _same_as_walk(out, chunk_simple_gla(*inputs))  # one segment: the walk's arithmetic
 
 
 # Several K and V blocks per head (D = 48 with 16- or 32-wide tiles: the last one partly masked).
@@ -66,10 +68,44 @@ def test_parallel_matches_reference_and_walk(shape, dist, seed, poisoned):
 def test_parallel_state_tiles(block_k, block_v, poisoned):
     inputs = _inputs((1, 2, 200, 48), "heavy_tailed", 3)
     ref = simple_gla(*inputs, out_dtype=torch.float64)
-    out = chunk_simple_gla_parallel(*inputs, block_k=block_k, block_v=block_v, num_warps=2, num_stages=1)
+    out = chunk_simple_gla_parallel(*inputs, block_k=block_k, block_v=block_v, num_warps=2, num_stages=1,
+                                    segments=1)
     result = compare(out, ref, torch.bfloat16, LINEAR_ATTENTION_BF16, compute_device=DEVICE)
     assert result["ok"], result["reason"]
     _same_as_walk(out, chunk_simple_gla(*inputs))
+
+
+# Segmented state walk: T = 330 has 6 chunks, so 2, 3 and 4 segments give segments of 3, 2 and 2
+# chunks (the last one partial or shorter); D = 48 masks part of the state tiles.
+@pytest.mark.parametrize("segments", [2, 3, 4])
+@pytest.mark.parametrize("dist", ["normal", "heavy_tailed"])
+def test_segmented_walk_matches_reference_and_walk(segments, dist, poisoned):
+    inputs = _inputs((2, 1, 330, 48), dist, 5)
+    ref = simple_gla(*inputs, out_dtype=torch.float64)
+    out = chunk_simple_gla_parallel(*inputs, segments=segments, block_k=32, block_v=16)
+    result = compare(out, ref, torch.bfloat16, TOLERANCE[dist], compute_device=DEVICE)
+    assert result["ok"], result["reason"]
+    # The state entering a chunk is the bf16 local state plus the bf16 carry term: one rounding more
+    # than the walk's single bf16 state, so not bit-close to the walk, but as accurate.
+    walk, o, r = chunk_simple_gla(*inputs).double(), out.double(), ref.double()
+    assert ((o - walk).norm() / walk.norm()).item() < 2e-3
+    assert ((o - r).norm() / r.norm()).item() <= 1.1 * ((walk - r).norm() / r.norm()).item()
+
+
+def test_one_chunk_segments_equal_the_unsegmented_walk(poisoned):
+    """With one chunk per segment every local state is zero and the carries are the walk's states,
+    computed by the same float32 operations: the output is bit for bit the one-segment output."""
+    inputs = _inputs((1, 2, 200, 32), "heavy_tailed", 1)  # 4 chunks
+    whole = chunk_simple_gla_parallel(*inputs, segments=1)
+    assert torch.equal(chunk_simple_gla_parallel(*inputs, segments=4), whole)
+    assert torch.equal(chunk_simple_gla_parallel(*inputs, segments=100), whole)  # clamped to 4
+
+
+def test_segments_rule():
+    assert segments_for(64, 512, 132) == 4  # B1 H16 D128, 64x64 state tiles, on the H200
+    assert segments_for(512, 32, 132) == 1  # the short task's shape: already 512 state programs
+    assert segments_for(1, 3, 4) == 3  # never more segments than chunks
+    assert segments_for(0, 10, 4) == 8 and segments_for(1000, 10, 4) == 1
 
 
 def test_parallel_argument_checks():
@@ -80,6 +116,8 @@ def test_parallel_argument_checks():
         chunk_simple_gla_parallel(q, k, v, g, block_k=24)
     with pytest.raises(ValueError, match="block_v"):
         chunk_simple_gla_parallel(q, k, v, g, block_v=8)
+    with pytest.raises(ValueError, match="segments"):
+        chunk_simple_gla_parallel(q, k, v, g, segments=0)
 
 
 def test_dispatch_rule():

@@ -20,7 +20,10 @@ Long sequences with few heads (``chunk_simple_gla_parallel``): the walk above ha
 T = 32768). The two-pass variant splits it as FLA does (``chunk_fwd_h`` + ``chunk_fwd_o``): a state
 kernel walks the chunks with one MMA per chunk and stores every chunk's entering state ``S`` (bf16
 ``[B*H, NT, D, D]``), then an output kernel, parallel over chunks, runs the inter- and intra-chunk
-products above. ``chunk_simple_gla_auto`` picks between the two.
+products above. The state walk itself is cut into segments walked in parallel from zero; a small
+carry kernel chains the segments' final states (``C_{s+1} = exp(decay_s) C_s + end_s``, elementwise
+since the decay is a scalar), and the output kernel adds each chunk's decayed carry to its local
+state. ``chunk_simple_gla_auto`` picks between the walk and the two-pass variant.
 """
 
 from __future__ import annotations
@@ -117,35 +120,56 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
     return o
 
 
-# Two-pass variant (chunk_simple_gla_parallel). NOT YET TIMED ON A GPU: BK = BV = 64 give 4 state
-# programs per head at D = 128 (64 at B=1, H=16); the warps and stages are copied from the walk above.
+# Two-pass variant (chunk_simple_gla_parallel): BK = BV = 64 (4 state programs per head at D = 128,
+# 64 at B=1, H=16), 4 warps, 3 stages: the fastest of the H200 chunked-scan sweep of 2026-11-30
+# (run 18, evals/results/chunked-scan-sweep-h200-2026-11-30-run18.jsonl) at B1 H16 T32768 D128,
+# 0.859 ms = 1.10x FLA's 0.948 ms; the same tile in 2 stages ran 1.093 ms, 8 warps 1.272 ms.
 PAR_BK, PAR_BV = 64, 64
-PAR_NUM_WARPS, PAR_NUM_STAGES = 4, 2
+PAR_NUM_WARPS, PAR_NUM_STAGES = 4, 3
+# Segments of the state walk (segments_for): enough that the state kernel launches about
+# SEGMENT_PROGRAMS_PER_SM programs per SM. H200, 2026-11-30, run 23 (chunked-scan sweep, three
+# interleaved rounds, evals/results/chunked-scan-sweep-h200-2026-11-30-run23.jsonl) at B1 H16 T32768
+# D128 (64 state programs of 64x64 per segment): 1 segment 0.779 ms, 2: 0.600, 4: 0.535 (256
+# programs, 1.31x FLA's 0.700 ms), 8: 0.567, 16: 0.560, 32: 0.587. Two per SM gives the 4.
+SEGMENT_PROGRAMS_PER_SM = 2
+CARRY_NUM_WARPS = 4  # the carry kernel: elementwise [BK, BV] steps, one per segment
 # Dispatch (chunk_simple_gla_auto): the two-pass variant when the walk's program count is below
-# the SM count and there are at least MIN_PARALLEL_CHUNKS chunks. Not tuned on a GPU either: the
-# only measurements are the walk at 0.40x FLA at B1 H16 T32768 D128 (32 programs, 512 chunks) and
-# 2.4-2.7x FLA at B8 H16 T2048 D128 (256 programs, 32 chunks; stays on the walk).
+# the SM count and there are at least MIN_PARALLEL_CHUNKS chunks. Same sweep: at B1 H16 T32768 D128
+# (32 walk programs, 512 chunks) the walk ran 1.837 ms, the two-pass 0.859 ms; at B8 H16 T2048 D128
+# (256 walk programs, 32 chunks) the walk 0.176 ms, the two-pass at best 0.273 ms. The threshold of
+# 8 chunks itself is not measured.
 MIN_PARALLEL_CHUNKS = 8
 
 
 @triton.jit
 def _chunk_states_kernel(
-    k, v, g, h, T, D, NT,
-    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    k, v, g, h, gcum, ends, seg_decay, T, D, NT, NSEG, SEG,
+    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, MULTI_SEG: tl.constexpr,
 ):
-    # h[bh, c, kblock, vblock] = state entering chunk c (bf16); walks the chunks of one head.
-    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    # h[bh, c, kblock, vblock] = state entering chunk c (bf16), counted from the start of c's segment
+    # of SEG chunks (the whole sequence when NSEG == 1). With MULTI_SEG also gcum[bh, c] = log-decay
+    # from the segment start to chunk c, ends[bh, s] = the segment's final local state (float32),
+    # seg_decay[bh, s] = the segment's total log-decay.
+    i_k, i_v, i_bs = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_bh, i_s = i_bs // NSEG, i_bs % NSEG
+    c0 = i_s * SEG
+    c1 = tl.minimum(c0 + SEG, NT)
     base = i_bh.to(tl.int64) * T * D
     offs_t = tl.arange(0, BT)  # [BT]
     offs_k = i_k * BK + tl.arange(0, BK)  # [BK]
     offs_v = i_v * BV + tl.arange(0, BV)  # [BV]
     mask_k, mask_v = offs_k < D, offs_v < D
     mask_kv = mask_k[:, None] & mask_v[None, :]  # [BK, BV]
-    p_h = h + i_bh.to(tl.int64) * NT * D * D + offs_k[:, None] * D + offs_v[None, :]  # [BK, BV] chunk 0
+    tile = offs_k[:, None] * D + offs_v[None, :]  # [BK, BV] offsets in a [D, D] state
+    p_h = h + (i_bh.to(tl.int64) * NT + c0) * D * D + tile  # [BK, BV] chunk c0
+    first_tile = (i_k == 0) & (i_v == 0)  # one program of the segment writes its scalars
 
-    b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
-    for i_t in range(NT):
+    b_S = tl.zeros((BK, BV), dtype=tl.float32)  # local state at the chunk start
+    g_acc = tl.sum(tl.zeros((BT,), dtype=tl.float32), axis=0)  # float32 scalar 0: log-decay since the segment start
+    for i_t in range(c0, c1):
         tl.store(p_h, b_S.to(h.dtype.element_ty), mask=mask_kv)
+        if MULTI_SEG:
+            tl.store(gcum + i_bh.to(tl.int64) * NT + i_t, g_acc, mask=first_tile)
         p_h += D * D  # next chunk
         t = i_t * BT + offs_t  # [BT]
         mask_t = t < T
@@ -157,14 +181,36 @@ def _chunk_states_kernel(
         b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
         b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
         b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
+        g_acc += b_G_last
+    if MULTI_SEG:
+        p_end = ends + i_bs.to(tl.int64) * D * D + tile
+        tl.store(p_end, b_S, mask=mask_kv)
+        tl.store(seg_decay + i_bs, g_acc, mask=first_tile)
+
+
+@triton.jit
+def _segment_carry_kernel(ends, seg_decay, carries, D, NSEG, BK: tl.constexpr, BV: tl.constexpr):
+    # carries[bh, s] = true state entering segment s: C_0 = 0, C_{s+1} = exp(decay_s) C_s + end_s.
+    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    offs_k = i_k * BK + tl.arange(0, BK)  # [BK]
+    offs_v = i_v * BV + tl.arange(0, BV)  # [BV]
+    mask_kv = (offs_k < D)[:, None] & (offs_v < D)[None, :]
+    tile = offs_k[:, None] * D + offs_v[None, :]  # [BK, BV]
+    b_C = tl.zeros((BK, BV), dtype=tl.float32)
+    for i_s in range(NSEG):
+        row = i_bh.to(tl.int64) * NSEG + i_s
+        tl.store(carries + row * D * D + tile, b_C.to(carries.dtype.element_ty), mask=mask_kv)
+        b_end = tl.load(ends + row * D * D + tile, mask=mask_kv, other=0.0)  # [BK, BV] float32
+        b_C = b_C * tl.exp(tl.load(seg_decay + row)) + b_end
 
 
 @triton.jit
 def _chunk_output_kernel(
-    q, k, v, g, h, o, T, D, NT,
-    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    q, k, v, g, h, gcum, carries, o, T, D, NT, NSEG, SEG,
+    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, MULTI_SEG: tl.constexpr,
 ):
-    # One chunk x one V-block: o = (q @ S) * exp(G) + ((q @ k^T) * exp(G_i - G_j) [j <= i]) @ v.
+    # One chunk x one V-block: o = (q @ S) * exp(G) + ((q @ k^T) * exp(G_i - G_j) [j <= i]) @ v, with
+    # S = h[chunk] (+ exp(gcum[chunk]) * carries[segment] when the state pass ran in segments).
     i_t, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     base = i_bh.to(tl.int64) * T * D
     offs_t = tl.arange(0, BT)  # [BT]
@@ -182,8 +228,14 @@ def _chunk_output_kernel(
                   mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
     b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
     b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
-    p_h = h + (i_bh.to(tl.int64) * NT + i_t) * D * D + offs_k[:, None] * D + offs_v[None, :]
-    b_S = tl.load(p_h, mask=mask_k[:, None] & mask_v[None, :], other=0.0)  # [BK, BV] bf16
+    tile = offs_k[:, None] * D + offs_v[None, :]  # [BK, BV]
+    mask_kv = mask_k[:, None] & mask_v[None, :]
+    p_h = h + (i_bh.to(tl.int64) * NT + i_t) * D * D + tile
+    b_S = tl.load(p_h, mask=mask_kv, other=0.0)  # [BK, BV] bf16
+    if MULTI_SEG:
+        p_c = carries + (i_bh.to(tl.int64) * NSEG + i_t // SEG) * D * D + tile
+        b_C = tl.load(p_c, mask=mask_kv, other=0.0).to(tl.float32)  # [BK, BV]
+        b_S = b_S.to(tl.float32) + tl.exp(tl.load(gcum + i_bh.to(tl.int64) * NT + i_t)) * b_C
 
     b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
     tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
@@ -199,26 +251,37 @@ def _prepared(q, k, v, g):
 
 
 def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
-                              block_k: int = PAR_BK, block_v: int = PAR_BV,
-                              num_warps: int = PAR_NUM_WARPS, num_stages: int = PAR_NUM_STAGES) -> torch.Tensor:
+                              block_k: int = PAR_BK, block_v: int = PAR_BV, num_warps: int = PAR_NUM_WARPS,
+                              num_stages: int = PAR_NUM_STAGES, segments: int | None = None) -> torch.Tensor:
     """Simple GLA forward in two passes: every chunk's state, then the outputs in parallel over chunks.
 
     Same function, arguments and result as ``chunk_simple_gla`` and the same per-chunk arithmetic
-    (bf16 state for ``q @ S``, bf16 ``v * decay`` for ``k^T @ v``, float32 accumulation), so the two
-    agree to float32 summation order. For long sequences with few heads (see
-    ``chunk_simple_gla_auto``); not yet timed on a GPU.
+    (bf16 state for ``q @ S``, bf16 ``v * decay`` for ``k^T @ v``, float32 accumulation): in one
+    segment the two agree to float32 summation order; in several, the state entering a chunk (local
+    state plus carry term) is rounded to bf16 once more, as accurate against a float64 reference
+    but no longer bit-close to the walk. For long sequences with few heads (see
+    ``chunk_simple_gla_auto``). On the H200 at B1 H16 T32768 D128: 0.535 ms in 4 segments, 1.31x
+    FLA and 3.3x the walk (evals.sweeps.chunked_scan, 2026-11-30, run 23).
 
-    Pass 1, grid ``(cdiv(D, BK), cdiv(D, BV), B*H)``: walks the chunks of a head with a float32
-    ``[BK, BV]`` state block and stores the state entering each chunk into ``h`` (q's dtype,
-    ``[B*H, NT, D, D]``, ``NT = cdiv(T, 64)``; 2 * NT * D^2 bytes per head, 256 MiB at B=1, H=16,
-    T=32768, D=128). Pass 2, grid ``(NT, cdiv(D, BV), B*H)``: one chunk and V-block per program.
+    Pass 1, grid ``(cdiv(D, BK), cdiv(D, BV), B*H*segments)``: walks the chunks of one segment of a
+    head with a float32 ``[BK, BV]`` state block and stores the state entering each chunk, counted
+    from the segment start, into ``h`` (q's dtype, ``[B*H, NT, D, D]``, ``NT = cdiv(T, 64)``;
+    2 * NT * D^2 bytes per head, 256 MiB at B=1, H=16, T=32768, D=128). With ``segments > 1`` the
+    segments' final states and total decays go to small float32 buffers, and a carry kernel, grid
+    ``(cdiv(D, BK), cdiv(D, BV), B*H)``, walks the segments (``C_{s+1} = exp(decay_s) C_s +
+    end_s``); the state entering chunk ``c`` of segment ``s`` is then ``h[c] + exp(G_c) C_s``, ``G_c``
+    the log-decay from the segment start to ``c``. The sequential chain per program shrinks from NT
+    chunks to ``NT / segments`` plus ``segments`` carry steps. Pass 2, grid ``(NT, cdiv(D, BV),
+    B*H)``: one chunk and V-block per program, adding the carry term when there are segments.
 
     Args:
         q, k, v: bfloat16 ``[B, H, T, D]``, contiguous (any T; D <= 256).
         g: float32 ``[B, H, T]`` log-decay per token, ``<= 0``.
         block_k, block_v: state tile of pass 1 (powers of two >= 16; clamped to
             ``next_power_of_2(D)``); ``block_v`` is also pass 2's V-block.
-        num_warps, num_stages: launch options of both kernels.
+        num_warps, num_stages: launch options of the state and output kernels.
+        segments: segments of the state walk (>= 1; at most one per chunk, empty ones dropped);
+            None for ``segments_for`` on q's device.
 
     Returns:
         bfloat16 ``[B, H, T, D]``: ``o_t = sum_{s <= t} exp(G_t - G_s) (q_t . k_s) v_s``.
@@ -228,6 +291,7 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         q, k, v = (torch.randn(1, 16, 32768, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
         g = torch.nn.functional.logsigmoid(torch.randn(1, 16, 32768, device="cuda") + 4)
         o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g)  # [1, 16, 32768, 128]
+        o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g, segments=8)
     """
     q, k, v, g = _prepared(q, k, v, g)
     for name, block in (("block_k", block_k), ("block_v", block_v)):
@@ -238,13 +302,40 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     bk_full = max(16, triton.next_power_of_2(d))
     bk, bv = min(block_k, bk_full), min(block_v, bk_full)
     nt = triton.cdiv(t_len, BT)
+    if segments is None:
+        segments = segments_for(triton.cdiv(d, bk) * triton.cdiv(d, bv) * b * h, nt, num_sms(q.device))
+    if segments < 1:
+        raise ValueError(f"segments must be >= 1, got {segments}")
+    seg = triton.cdiv(nt, min(segments, nt))  # chunks per segment
+    nseg = triton.cdiv(nt, seg)
+    multi = nseg > 1
     states = torch.empty(b * h, nt, d, d, dtype=q.dtype, device=q.device)
-    _chunk_states_kernel[(triton.cdiv(d, bk), triton.cdiv(d, bv), b * h)](
-        k, v, g, states, t_len, d, nt, BT=BT, BK=bk, BV=bv, num_warps=num_warps, num_stages=num_stages)
-    _chunk_output_kernel[(nt, triton.cdiv(d, bv), b * h)](
-        q, k, v, g, states, o, t_len, d, nt, BT=BT, BK=bk_full, BV=bv,
+    if multi:
+        gcum = torch.empty(b * h, nt, dtype=torch.float32, device=q.device)
+        ends = torch.empty(b * h, nseg, d, d, dtype=torch.float32, device=q.device)
+        seg_decay = torch.empty(b * h, nseg, dtype=torch.float32, device=q.device)
+        carries = torch.empty(b * h, nseg, d, d, dtype=q.dtype, device=q.device)
+    else:  # unused by the kernels (MULTI_SEG off): any tensor fills the pointer slots
+        gcum = ends = seg_decay = carries = states
+    grid_k, grid_v = triton.cdiv(d, bk), triton.cdiv(d, bv)
+    _chunk_states_kernel[(grid_k, grid_v, b * h * nseg)](
+        k, v, g, states, gcum, ends, seg_decay, t_len, d, nt, nseg, seg, BT=BT, BK=bk, BV=bv, MULTI_SEG=multi,
         num_warps=num_warps, num_stages=num_stages)
+    if multi:
+        _segment_carry_kernel[(grid_k, grid_v, b * h)](ends, seg_decay, carries, d, nseg, BK=bk, BV=bv,
+                                                       num_warps=CARRY_NUM_WARPS)
+    _chunk_output_kernel[(nt, grid_v, b * h)](
+        q, k, v, g, states, gcum, carries, o, t_len, d, nt, nseg, seg, BT=BT, BK=bk_full, BV=bv,
+        MULTI_SEG=multi, num_warps=num_warps, num_stages=num_stages)
     return o
+
+
+def segments_for(programs: int, chunks: int, sms: int) -> int:
+    """Segments of the two-pass state walk: about ``SEGMENT_PROGRAMS_PER_SM * sms`` state programs
+    in all from ``programs`` per segment, at least 1 and at most ``chunks``.
+
+    On the H200 (132 SMs) at B1 H16 D128 (64 state programs of 64x64): 4 segments."""
+    return max(1, min(chunks, round(SEGMENT_PROGRAMS_PER_SM * sms / max(programs, 1))))
 
 
 def parallel_pays(b: int, h: int, t_len: int, d: int, sms: int) -> bool:
@@ -261,7 +352,8 @@ def parallel_pays(b: int, h: int, t_len: int, d: int, sms: int) -> bool:
 
 def chunk_simple_gla_auto(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     """``chunk_simple_gla_parallel`` when ``parallel_pays`` (few programs, many chunks), else
-    ``chunk_simple_gla``; same arguments and result. The rule is not yet timed on a GPU.
+    ``chunk_simple_gla``; same arguments and result. On the H200 the rule picks the faster of the
+    two at both simple-GLA task shapes (units/chunked_scan/README.md, run 18).
 
     Example::
 

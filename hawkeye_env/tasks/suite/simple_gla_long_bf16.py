@@ -6,7 +6,8 @@ tokens and 16 heads, so a kernel that walks the sequence in one program per head
 has few programs (32 at D = 128, BV = 64) each walking 512 chunks, and the carried state must stay
 exact over the whole length. The expert solution (``hawkeye_env.tasks.solutions.simple_gla_long_bf16``)
 therefore uses the two-pass ``chunk_simple_gla_parallel`` (every chunk's state, then the outputs in
-parallel over chunks) rather than the short task's walk; it is not yet timed on a GPU.
+parallel over chunks, the state walk itself cut into segments chained by a carry pass) rather than
+the short task's walk (BENCHMARKS.md, runs 23-24).
 
 The reference ``Model`` is defined here rather than reused from the short task: that one walks the
 chunks in a Python loop, which ``torch.compile`` unrolls, and at 512 chunks the compile of the
