@@ -30,13 +30,16 @@ import torch
 from units.block_scaled_fp4 import configure, fp4_gemm
 
 # Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
-# M=32 (decode-sized, <= SMALL_M): nvfp4_gemm's small-M configuration, the bit-trick decode (one
-# shift, one OR, one multiply per code) over 64x64x128 tiles in 3 stages with 4 warps, one scale per
-# packed code, split-K 4: with the host launch hidden (the units harness, 2026-11-30, run 20, in
-# three processes) 0.0649-0.0653 ms against 0.1526-0.1529 ms for the naive decode-then-GEMM
-# (2.34-2.35x); in a CUDA-graph replay 0.0615 against 0.146 ms (run 19). The previous configuration
-# (tl.dot_scaled, weight as the MMA's left operand, split-K 4, 32x128x128) ran 0.127-0.173 ms with
-# the launch inside the events, against this one's 0.109-0.114 ms there (runs 14 and 16).
+# M=32 (decode-sized, <= SMALL_M): the bit-trick decode (one shift, one OR, one multiply per code),
+# one scale per packed code, split-K 4, 4 warps, over 64x64x64 tiles in 4 stages: with the host
+# launch hidden (the units harness, 2026-11-30, run 26, as `--candidate` in the same process as the
+# previous default) 0.0595 ms against 0.0650 ms for 64x64x128 in 3 stages (nvfp4_gemm's small-M
+# configuration, the default in run 20: 0.0649-0.0653 ms in three processes) and 0.1522 ms for the
+# naive decode-then-GEMM (2.56x). In run 26 64x64x64 in 3 stages ran 0.0609 ms, with split-K 2
+# 0.0636 ms; 64x64x128 in 2 stages 0.0641 ms, with 8 warps 0.067-0.078 ms, 64x32x128 0.0662 ms.
+# Before that, with the launch inside the events, the
+# dot_scaled configuration (weight as the MMA's left operand, 32x128x128) ran 0.127-0.173 ms
+# against 0.109-0.114 ms for 64x64x128 (runs 14 and 16).
 # M=256: 256x64x128 in 3 stages with 8 warps and
 # one scale per packed code (wide, pipelined scale loads): 0.207 ms against 0.193 naive (fp4 sweep
 # of 2026-11-30, evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin is not expected there.
@@ -45,7 +48,7 @@ SMALL_M = 64
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "expand_scales": True}
-SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4,
+SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 64, "group_m": 1, "num_stages": 4, "num_warps": 4,
                  **BASE_VARIANT, "decode": "bits", "expand_scales": True, "split_k": 4}
 
 
