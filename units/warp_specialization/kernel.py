@@ -120,7 +120,7 @@ CANDIDATES: dict[str, GemmConfig] = {c.name: c for group in COMPARISONS for c in
 # five interleaved rounds) at M = N = 8192, K = 512: 0.1232-0.1245 ms (554 TFLOP/s) against
 # 0.1391-0.1395 ms (493), 1.12-1.13x in every round; 128x128x64 in 4 stages gave 1.13-1.15x. The
 # per-tile pair measured before (tile_128x256x64_s3_w4_ws against tile_128x256x64_s3_w8) gave
-# 1.03x there and 0.96-1.05x at 4096^3.
+# 1.03x there and 0.95-1.05x at 4096^3.
 SOLUTION = CANDIDATES["persistent_128x256x64_s3_w4_ws"]
 NAIVE = CANDIDATES["persistent_128x256x64_s3_w8"]
 
