@@ -4,12 +4,14 @@ launch hidden (``time_callable(hide_launch=True)``, the units harness's device t
 
     python -m evals.launch_share rmsnorm_bf16 linear_decode_bf16 [...] [--out FILE]
 
-Run from the repository root. Inputs are the task's ``get_inputs`` at its first GPU shape, the
-expert's parameters loaded from the reference's state dict, 30 timed iterations (L2 flushed, inputs
-refilled), one retry over CV 0.05. A ``copy`` row first: a 1 GiB device-to-device copy timed both
+Run from the repository root. Reference, inputs and baselines are built as the judge's worker
+builds them (``hawkeye_env.judge.baselines``) at the task's first GPU shape, the expert's parameters
+loaded from the reference's state dict; 30 timed iterations (L2 flushed, inputs refilled), one retry
+over CV 0.05. A ``copy`` row first: a 1 GiB device-to-device copy timed both
 ways (``gbps`` counts bytes read and written). Then one JSON line per task: ``bytes`` and ``flops``
 (the task's roofline counts), ``<runner>_ms`` with the launch inside and ``<runner>_hidden_ms``
-without, for ``expert``, ``eager`` and every vendor baseline; or ``error``. This diagnoses a task
+without, for ``expert``, ``eager`` and every vendor baseline that runs (the others under
+``unavailable`` with the reason); or ``error``. This diagnoses a task
 score, it does not replace the judge's verdict (``python -m evals.bench_tasks``).
 """
 
@@ -22,10 +24,11 @@ import sys
 
 import torch
 
+from hawkeye_env.judge.baselines import build, reference_and_inputs
 from hawkeye_env.judge.timing import time_callable
 from hawkeye_env.tasks.registry import get_task, task_module
 
-ITERS, RETRIES = 30, 1
+ITERS, RETRIES, SEED = 30, 1, 0
 COPY_BYTES = 1 << 30  # per buffer, 17x the H200's 60 MB L2 (evals.bench_tasks' copy probe)
 
 
@@ -36,34 +39,36 @@ def _emit(row: dict, out) -> None:
         out.write(line + "\n")
 
 
-def runners(task_id: str) -> tuple[dict, list, dict]:
-    """``({name: fn(*inputs)}, inputs, shape)`` for the expert, the eager reference and the vendor
-    baselines of ``task_id`` at its first GPU shape, on CUDA."""
+def runners(task_id: str, device: str = "cuda") -> tuple[dict, dict, list, dict]:
+    """``({name: fn(*inputs)}, {name: reason}, inputs, shape)`` for ``task_id`` at its first GPU
+    shape: the expert (with the reference's parameters), then the eager reference and the vendor
+    baselines as the judge builds them (``baselines.build`` on ``baselines.reference_and_inputs``:
+    the worker's seeds and parameter redraw); a vendor baseline that cannot run goes to the reasons."""
     spec = get_task(task_id)
-    mod = task_module(spec)
     shape = dict(spec.gpu_shapes[0])
-    init = mod.get_init_inputs(**shape)
-    torch.manual_seed(0)
-    ref = mod.Model(*init).cuda()
-    expert = importlib.import_module(spec.solution).ModelNew(*init).cuda()
+    ref, inputs = reference_and_inputs(spec, shape, SEED, device)
+    expert = importlib.import_module(spec.solution).ModelNew(*task_module(spec).get_init_inputs(**shape))
     expert.load_state_dict(ref.state_dict(), strict=False)
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs(**shape)]
-    fns = {"expert": expert, "eager": ref}
-    for name, path in spec.vendor_baselines.items():
-        module, _, attr = path.partition(":")
-        fn = getattr(importlib.import_module(module), attr)
-        fns[name] = lambda *xs, _fn=fn: _fn(ref, *xs)
-    return fns, inputs, shape
+    fns, unavailable = {"expert": expert.to(device)}, {}
+    for name in ("eager", *spec.vendor_baselines):
+        fn, reason = build(spec, name, ref, inputs)
+        if fn is None:
+            unavailable[name] = reason
+        else:
+            fns[name] = fn
+    return fns, unavailable, inputs, shape
 
 
 def measure(task_id: str) -> dict:
     spec = get_task(task_id)
-    fns, inputs, shape = runners(task_id)
+    fns, unavailable, inputs, shape = runners(task_id)
     row = {"task": task_id, "shape": shape, "bytes": spec.bytes_moved(**shape), "flops": spec.flops(**shape)}
+    if unavailable:
+        row["unavailable"] = unavailable
     with torch.no_grad():
         for name, fn in fns.items():
             for hide in (False, True):
-                t = time_callable(fn, inputs, ITERS, RETRIES, seed=0, keep=0, hide_launch=hide)
+                t = time_callable(fn, inputs, ITERS, RETRIES, seed=SEED, keep=0, hide_launch=hide)
                 row[f"{name}{'_hidden' if hide else ''}_ms"] = t["median_ms"]
     return row
 
