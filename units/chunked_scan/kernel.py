@@ -61,6 +61,21 @@ def _next_state(b_k, b_v, b_G, b_G_last, b_S):
 
 
 @triton.jit
+def _load_chunk(x, base, t, mask_t, offs, mask, D):
+    """One chunk's rows ``t [BT]`` of a ``[T, D]`` head at ``base``, columns ``offs``: ``[BT, len(offs)]``,
+    0 where masked."""
+    return tl.load(x + base + t[:, None] * D + offs[None, :], mask=mask_t[:, None] & mask[None, :], other=0.0)
+
+
+@triton.jit
+def _load_chunk_decay(g, i_bh, t, mask_t, T):
+    """One chunk's log-decays ``g [BT]`` of head ``i_bh`` (0 for padded tokens) and their chunk-local
+    cumulative sum ``G [BT]``."""
+    b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
+    return b_g, tl.cumsum(b_g, axis=0)
+
+
+@triton.jit
 def _chunk_simple_gla_fwd_kernel(
     q, k, v, g, o, T, D,
     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
@@ -77,13 +92,10 @@ def _chunk_simple_gla_fwd_kernel(
     for i_t in range(tl.cdiv(T, BT)):
         t = i_t * BT + offs_t  # [BT]
         mask_t = t < T
-        p_qk = base + t[:, None] * D + offs_k[None, :]
-        b_q = tl.load(q + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
-        b_k = tl.load(k + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
-        b_v = tl.load(v + base + t[:, None] * D + offs_v[None, :],
-                      mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
-        b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
-        b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+        b_q = _load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+        b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+        b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+        b_g, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
         b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
 
         b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
@@ -173,12 +185,9 @@ def _chunk_states_kernel(
         p_h += D * D  # next chunk
         t = i_t * BT + offs_t  # [BT]
         mask_t = t < T
-        b_k = tl.load(k + base + t[:, None] * D + offs_k[None, :],
-                      mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
-        b_v = tl.load(v + base + t[:, None] * D + offs_v[None, :],
-                      mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
-        b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
-        b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+        b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+        b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+        b_g, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
         b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
         b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
         g_acc += b_G_last
@@ -221,13 +230,10 @@ def _chunk_output_kernel(
 
     t = i_t * BT + offs_t  # [BT]
     mask_t = t < T
-    p_qk = base + t[:, None] * D + offs_k[None, :]
-    b_q = tl.load(q + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
-    b_k = tl.load(k + p_qk, mask=mask_t[:, None] & mask_k[None, :], other=0.0)  # [BT, BK]
-    b_v = tl.load(v + base + t[:, None] * D + offs_v[None, :],
-                  mask=mask_t[:, None] & mask_v[None, :], other=0.0)  # [BT, BV]
-    b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
-    b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
+    b_q = _load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+    _, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] chunk-local cumulative log-decay
     tile = offs_k[:, None] * D + offs_v[None, :]  # [BK, BV]
     mask_kv = mask_k[:, None] & mask_v[None, :]
     p_h = h + (i_bh.to(tl.int64) * NT + i_t) * D * D + tile
