@@ -4,8 +4,9 @@
 
 Run from the repository root with the repository on PYTHONPATH. For each shape (M = N = 8192 with
 K = 512, 1024, 2048, where the 128 MiB bf16 output write is a large share of the time; the unit is
-measured at K = 512; then 4096^3, where the per-tile pair was measured first) and each group of ``kernel.COMPARISONS`` (a warp-specialized
-config, then the same kernel without the keyword, nested and flattened), the group's members are
+measured at K = 512; then 4096^3, where the per-tile pair was measured first) and each group of
+``kernel.COMPARISONS`` (a warp-specialized config, then the same kernel without the keyword, nested
+and flattened), the group's members are
 timed ``--rounds`` times interleaved (A, B, C, A, B, C, ...; 5 by default) with the judge's
 ``time_callable`` (L2 flushed, inputs refilled, 30 iterations) with ``hide_launch``, as the units
 harness times a unit: device time, the host's launch (descriptor building included) queued behind
