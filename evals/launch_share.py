@@ -39,18 +39,21 @@ def _emit(row: dict, out) -> None:
         out.write(line + "\n")
 
 
-def runners(task_id: str, device: str = "cuda") -> tuple[dict, dict, list, dict]:
+def runners(
+    task_id: str, device: str = "cuda", vendors: list[str] | None = None
+) -> tuple[dict, dict, list, dict]:
     """``({name: fn(*inputs)}, {name: reason}, inputs, shape)`` for ``task_id`` at its first GPU
     shape: the expert (with the reference's parameters), then the eager reference and the vendor
-    baselines as the judge builds them (``baselines.build`` on ``baselines.reference_and_inputs``:
-    the worker's seeds and parameter redraw); a vendor baseline that cannot run goes to the reasons."""
+    baselines (all the task declares, or only ``vendors``) as the judge builds them
+    (``baselines.build`` on ``baselines.reference_and_inputs``: the worker's seeds and parameter
+    redraw); a vendor baseline that cannot run goes to the reasons."""
     spec = get_task(task_id)
     shape = dict(spec.gpu_shapes[0])
     ref, inputs = reference_and_inputs(spec, shape, SEED, device)
     expert = importlib.import_module(spec.solution).ModelNew(*task_module(spec).get_init_inputs(**shape))
     expert.load_state_dict(ref.state_dict(), strict=False)
     fns, unavailable = {"expert": expert.to(device)}, {}
-    for name in ("eager", *spec.vendor_baselines):
+    for name in ("eager", *(spec.vendor_baselines if vendors is None else vendors)):
         fn, reason = build(spec, name, ref, inputs)
         if fn is None:
             unavailable[name] = reason

@@ -5,7 +5,7 @@ to compare their kernels side by side. CUDA only.
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy \\
         python -m evals.vendor_profile linear_prefill_bf16:cublas attention_causal_bf16:sdpa_cudnn
 
-Run from the repository root. Each ``TASK:VENDOR`` pair is built like ``evals.launch_share``'s
+Run from the repository root. Each ``TASK:VENDOR`` pair is built by ``evals.launch_share``'s
 runners (the judge's reference, inputs and vendor baselines at the task's first GPU shape, the
 expert with the reference's parameters) and called three times to compile and warm up. Then, between
 ``cudaProfilerStart`` and ``cudaProfilerStop``, each expert and each vendor baseline is called once
@@ -48,7 +48,7 @@ def prepare(pairs: list[tuple[str, str]], device: str = "cuda") -> list[tuple[st
     times; a vendor baseline that cannot run raises ``RuntimeError`` with its reason."""
     calls = []
     for task, vendor in pairs:
-        fns, unavailable, inputs, _ = runners(task, device)
+        fns, unavailable, inputs, _ = runners(task, device, vendors=[vendor])
         if vendor not in fns:
             raise RuntimeError(f"{task}:{vendor} cannot run here: {unavailable.get(vendor, 'unavailable')}")
         pair = {"expert": fns["expert"], vendor: fns[vendor]}

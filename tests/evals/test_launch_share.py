@@ -34,3 +34,16 @@ def test_a_vendor_baseline_that_cannot_run_is_reported(monkeypatch):
     fns, unavailable, _, _ = launch_share.runners("linear_decode_bf16", device="cpu")
     assert set(fns) == {"expert", "eager"}
     assert unavailable == {"cublas": "ImportError: no lib"}
+
+
+
+def test_runners_build_only_the_vendor_baselines_asked_for(monkeypatch):
+    from hawkeye_env.judge import baselines
+
+    resolved = []
+    real = baselines.resolve_vendor
+    monkeypatch.setattr(baselines, "resolve_vendor", lambda target: resolved.append(target) or real(target))
+    fns, unavailable, _, _ = launch_share.runners("linear_decode_bf16", device="cpu", vendors=[])
+    assert set(fns) == {"expert", "eager"} and unavailable == {} and resolved == []
+    fns, _, _, _ = launch_share.runners("linear_decode_bf16", device="cpu", vendors=["cublas"])
+    assert set(fns) == {"expert", "eager", "cublas"} and len(resolved) == 1
