@@ -45,8 +45,8 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     ``fn_name`` replaced by ``unit_reference`` (``"module:function"``), matches ``spec``'s reference
     at its first CPU shape with ``normal`` inputs. Outputs are cast to the reference's dtypes first:
     a unit reference may compute in a wider type than its kernel returns."""
+    from hawkeye_env.judge.checks import first_failure
     from hawkeye_env.judge.correctness import dtype_name
-    from hawkeye_env.judge.evaluator import Evaluator
     from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
     from hawkeye_env.judge.worker import _as_list, reference64
     from hawkeye_env.tasks.registry import task_module
@@ -70,7 +70,7 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
             refs = reference64(ref, inputs)
         if len(outs) != len(expected):
             return False
-        failure = Evaluator._first_failure(spec, outs, refs, [dtype_name(d) for d in expected], "cpu")
+        failure = first_failure(spec, outs, refs, [dtype_name(d) for d in expected], "cpu")
     except Exception as exc:  # noqa: BLE001 - a seed that cannot even run its reference is dropped
         log.info("search seed for %s dropped: %s: %s", spec.id, type(exc).__name__, exc)
         return False

@@ -13,9 +13,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.checks import check_trials
 from hawkeye_env.judge.feedback import render_feedback
-from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 from reward import reward
@@ -57,7 +56,7 @@ def _row(repeat: str, make) -> dict:
 
 def _check(row: dict) -> tuple[bool, Verdict]:
     v = Verdict(task=GEMM.id, device="cpu", stage=Stage.CORRECT)
-    passed = Evaluator(ResultStore(":memory:"), EvalConfig())._check_trials(GEMM, PLAN, [row], v, "cpu")
+    passed = check_trials(GEMM, PLAN, [row], v, "cpu")
     v.reward = reward(v)
     v.feedback = render_feedback(v)
     return passed, v
