@@ -215,7 +215,11 @@ def measure_missing(store, spec: TaskSpec, shape: dict, device: str, versions: d
     job = {"task": spec.id, "device": device, "shape": shape, "timing": {**timing, "baselines": list(names)}}
     if lane is not None:
         job["lane"] = lane.job_fields()
-    outcome = sandbox._run(serve_baselines, job, timeout_s, memory_limit_bytes, lane)
+    writable: tuple[str, ...] = ()
+    if lane is not None and lane.cache_dir is not None:
+        os.makedirs(lane.cache_dir, exist_ok=True)
+        writable = (lane.cache_dir,)  # trusted: no candidate process ever gets it writable
+    outcome = sandbox._run(serve_baselines, job, timeout_s, memory_limit_bytes, lane, writable=writable)
     if outcome.reply is None:
         return {}, f"{outcome.failure}: {outcome.detail}"
     entries = outcome.reply.get("baselines", {})

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import baselines, checks, correctness, references, roofline, sandbox, static_checks
+from hawkeye_env.judge import baselines, checks, correctness, isolation, references, roofline, sandbox, static_checks
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.store import ResultStore, source_hash
@@ -136,6 +136,7 @@ def software_versions(device: str, task: TaskSpec | None = None) -> dict[str, st
     except importlib.metadata.PackageNotFoundError:
         versions["triton"] = "missing"
     versions["reward"] = REWARD_VERSION
+    versions["sandbox"] = isolation.mode()
     if device == "cuda":
         versions["gpu"] = torch.cuda.get_device_name()
         versions["cuda"] = str(torch.version.cuda)
@@ -242,6 +243,9 @@ class Evaluator:
     """Judges candidates; one instance can serve many calls and shares one results store."""
 
     def __init__(self, store: ResultStore | None = None, config: EvalConfig | None = None):
+        """Raises ``isolation.SandboxUnavailable`` where the OS sandbox cannot run and
+        ``$HAWKEYE_SANDBOX`` does not opt out of it: no candidate runs unsandboxed by accident."""
+        isolation.require()
         self.store = store if store is not None else ResultStore()
         self.config = config or EvalConfig()
 

@@ -44,34 +44,24 @@ from __future__ import annotations
 import fcntl
 import io
 import json
-import multiprocessing as mp
 import os
 import re
 import shutil
 import signal
+import socket
 import stat
 import sys
 import tempfile
 import threading
 import time
-import types
-from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 import torch
 
+from hawkeye_env.judge import isolation
 from hawkeye_env.judge.lanes import Lane, LaneClaim
 
-# triton is preloaded only where CUDA workers are expected: the interpreter (CPU) must see
-# TRITON_INTERPRET=1 before triton's own @jit helpers are defined, so CPU workers import it late.
-# On CUDA the server also preloads the torch modules every worker's first calls import
-# (``torch._dynamo`` and ``torch._inductor`` behind ``use_deterministic_algorithms``, ``torch._refs``
-# behind the input builder's meta probe): H200 run 9 measured that import at 5.4-5.9 s in each
-# standby (BENCHMARKS.md), long enough that back-to-back verdicts waited for their standby. They
-# import triton, so the CPU server, whose children must set TRITON_INTERPRET first, leaves them to
-# the standby warm-up (``warmup.py``).
-PRELOAD_CPU = ["torch", "hawkeye_env.judge.worker"]
-PRELOAD_CUDA = PRELOAD_CPU + ["triton", "torch._dynamo", "torch._inductor", "torch._refs"]
 POLL_S = 0.05
 KILL_GRACE_S = 2.0
 # While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
@@ -82,10 +72,6 @@ LANE_POLL_S = 0.005
 # of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
 LANE_WAIT_FACTOR = 4.0
-# Reply files go to shared memory when it has room for a few GPU-shape replies at once (a warm
-# gemm_bf16 reply is 608 MiB; BENCHMARKS.md), else to the temporary folder.
-SHM_DIR = "/dev/shm"
-SHM_MIN_FREE_BYTES = 4 << 30
 REPLY_FILE = "reply.pt"
 # A worker's captured output: at most this much of its beginning and end reaches the Outcome (and
 # the feedback; about 4000 characters), and the parent folds and truncates the file while the
@@ -116,59 +102,6 @@ class Outcome:
 
 GO = json.dumps({"go": True}).encode("utf-8")
 
-_FORKSERVER: mp.context.BaseContext | None = None
-_FORKSERVER_PID = 0
-_PRELOADED_TRITON = False
-# Serialises context creation and process starts: ``_main_hidden`` swaps ``sys.modules["__main__"]``
-# and two threads swapping at once could leave the placeholder in place.
-_START_LOCK = threading.Lock()
-
-
-def _context(device: str) -> mp.context.BaseContext:
-    """The forkserver context; a spawn context for CPU jobs when the server preloaded triton, and in
-    a process forked from the one that started the forkserver (its children are not ours to wait
-    for: e.g. a gymnasium AsyncVectorEnv worker forked after the parent judged something)."""
-    global _FORKSERVER, _FORKSERVER_PID, _PRELOADED_TRITON
-    if _FORKSERVER is not None and _FORKSERVER_PID != os.getpid():
-        return mp.get_context("spawn")
-    if _FORKSERVER is None:
-        _FORKSERVER_PID = os.getpid()
-        _PRELOADED_TRITON = torch.cuda.is_available()
-        _FORKSERVER = mp.get_context("forkserver")
-        _FORKSERVER.set_forkserver_preload(PRELOAD_CUDA if _PRELOADED_TRITON else PRELOAD_CPU)
-    if device == "cpu" and _PRELOADED_TRITON:
-        return mp.get_context("spawn")
-    return _FORKSERVER
-
-
-@contextmanager
-def _main_hidden():
-    """Start children without re-importing the caller's ``__main__`` script.
-
-    multiprocessing re-runs the parent's main script in every forkserver child so that pickled
-    functions defined there resolve; the worker's entry point lives in this package, so that
-    re-run is never needed, and it would re-execute any unguarded user script.
-    """
-    main = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if main is not None:
-            sys.modules["__main__"] = main
-
-
-def _rss_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
 def describe_exit(code: int | None) -> str:
     if code is None:
         return "worker did not exit"
@@ -181,69 +114,73 @@ def describe_exit(code: int | None) -> str:
     return f"worker exited with code {code} before replying"
 
 
-def scratch_dir() -> str | None:
-    """Where candidate folders (and their reply files) go: ``/dev/shm`` when it exists, is
-    writable and has ``SHM_MIN_FREE_BYTES`` free, else the system temporary folder (None)."""
-    try:
-        if os.access(SHM_DIR, os.W_OK) and shutil.disk_usage(SHM_DIR).free >= SHM_MIN_FREE_BYTES:
-            return SHM_DIR
-    except OSError:
-        pass
-    return None
+def candidate_lane_fields(lane: Lane) -> dict:
+    """A candidate's (or standby's) lane fields: its GPU only. The lane's shared compile caches
+    are for trusted baseline workers; a candidate compiles into its private scratch folder
+    (``isolation.launch``), so nothing it writes reaches another candidate's kernels."""
+    return {"gpu": lane.gpu}
 
 
 def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
-    """Run ``job`` in a fresh worker process and return its decoded reply or failure.
+    """Run ``job`` in a fresh sandboxed worker process and return its decoded reply or failure.
 
-    The worker writes the candidate into a private temporary folder that is removed here once the
-    worker is gone, whatever happened to it; its final reply comes back as a file in that folder.
-    ``lane`` (CUDA) picks the worker's GPU, its compile cache folders and the lock its timed
-    section takes; without one the worker uses the current GPU and the process's default caches,
-    unlocked. Where standby workers are on (``standby.py``; by default) the job goes to a
-    worker that has already set up this lane, and a replacement is started for the next job.
-    What the worker printed comes back in ``Outcome.output_tail`` and, for a failed candidate, in
-    the failure's detail or the reply's error (``with_output``).
+    The worker writes the candidate into its private scratch folder (``isolation.launch``), which
+    is removed here once the worker is gone, whatever happened to it; its final reply comes back
+    as a file in that folder. ``lane`` (CUDA) picks the worker's GPU and the lock its timed
+    section takes; without one the worker uses the current GPU, unlocked. Where standby workers
+    are on (``standby.py``; by default) the job goes to a worker that has already set up this
+    lane, and a replacement is started for the next job. What the worker printed comes back in
+    ``Outcome.output_tail`` and, for a failed candidate, in the failure's detail or the reply's
+    error (``with_output``).
     """
     from hawkeye_env.judge import standby
     from hawkeye_env.judge.worker import serve
 
     if lane is not None:
-        job = {**job, "lane": lane.job_fields()}
-    with tempfile.TemporaryDirectory(prefix="hawkeye-candidate-", dir=scratch_dir()) as workdir:
-        job = {**job, "workdir": workdir, "reply_path": os.path.join(workdir, REPLY_FILE)}
-        if os.environ.get(PROFILE_ENV):
-            job["profile_dir"] = os.path.abspath(os.environ[PROFILE_ENV])
-        ready = None
-        if standby.enabled(job["device"]):
-            ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
-        started = ready.handoff() if ready is not None else None
-        return with_output(_run(serve, job, timeout_s, memory_limit_bytes, lane, started))
+        job = {**job, "lane": candidate_lane_fields(lane)}
+    ready = None
+    if standby.enabled(job["device"]):
+        ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
+    started = ready.handoff() if ready is not None else start_process(serve, job["device"], memory_limit_bytes)
+    scratch = started[1].scratch
+    job = {**job, "workdir": scratch, "reply_path": os.path.join(scratch, REPLY_FILE)}
+    if os.environ.get(PROFILE_ENV):
+        job["profile_dir"] = os.path.join(scratch, "profile")
+    profile_to = os.path.abspath(os.environ[PROFILE_ENV]) if job.get("profile_dir") else None
+    return with_output(_run(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
 
 
-def start_process(serve, device: str, memory_limit_bytes: int, *extra):
-    """Start ``serve(child_conn, device, memory_limit_bytes, *extra)`` in a worker process whose
-    stdout and stderr go to a new ``WorkerOutput``; returns ``(parent_conn, process, output)``.
-    Whoever ends the process closes the output (``_run``, ``Standby.discard``)."""
-    output = WorkerOutput.create()
+def _copy_profiles(src: str, dest: str) -> None:
+    """Copy a worker's cProfile files (regular files only, no links) out of its scratch folder."""
     try:
-        with _START_LOCK:
-            ctx = _context(device)
-            parent, child = ctx.Pipe(duplex=True)
-            proc = ctx.Process(target=_worker_main, daemon=True,
-                               args=(serve, output.for_child(), child, device, memory_limit_bytes, *extra))
-            with _main_hidden():
-                proc.start()
+        os.makedirs(dest, exist_ok=True)
+        for entry in os.scandir(src):
+            if entry.is_file(follow_symlinks=False) and entry.name.endswith(".prof"):
+                shutil.copyfile(entry.path, os.path.join(dest, entry.name), follow_symlinks=False)
+    except OSError:
+        pass
+
+
+def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable: tuple[str, ...] = ()):
+    """Start ``serve(conn, device, memory_limit_bytes, *extra)`` in a new sandboxed worker
+    (``isolation.launch``) whose stdout and stderr go to a new ``WorkerOutput``; returns
+    ``(parent_conn, process, output)``. ``serve`` is named by module and qualified name, so it must
+    be a module-level function; ``extra`` must be JSON. ``writable`` folders are bound read-write
+    (trusted baseline workers' compile caches only). Whoever ends the process cleans it up and
+    closes the output (``_run``, ``Standby.discard``)."""
+    output = WorkerOutput.create()
+    parent_sock, child_sock = socket.socketpair()
+    try:
+        fds = (child_sock.fileno(),) + ((output.fd,) if output.fd is not None else ())
+        proc = isolation.launch(f"{serve.__module__}:{serve.__qualname__}", [device, memory_limit_bytes, *extra],
+                                fds, device, writable=writable)
     except BaseException:
+        parent_sock.close()
         output.close()
         raise
-    child.close()
-    return parent, proc, output
-
-
-def _worker_main(serve, output_fd: int | None, *args) -> None:
-    """The worker process's entry point: its output goes to ``output_fd``, then ``serve(*args)``."""
-    redirect_output(output_fd)
-    serve(*args)
+    finally:
+        child_sock.close()
+    return Connection(parent_sock.detach()), proc, output
 
 
 def redirect_output(fd: int | None) -> None:
@@ -267,23 +204,6 @@ def redirect_output(fd: int | None) -> None:
         os.close(fd)
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-
-
-class _ChildFd:
-    """Pickles, while a process is being started, as a duplicate of ``fd`` for that process (what
-    ``multiprocessing`` does for a ``Connection``): an ``int`` descriptor in the child."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def __reduce__(self):
-        from multiprocessing import reduction
-
-        return _detach_fd, (reduction.DupFd(self.fd),)
-
-
-def _detach_fd(dup) -> int:
-    return dup.detach()
 
 
 # Control characters other than tab and newline (C0, DEL, C1): shown escaped, so a candidate's
@@ -332,10 +252,10 @@ class WorkerOutput:
             return cls(None)
         return cls(fd)
 
-    def for_child(self) -> _ChildFd | None:
-        """What ``start_process`` passes to ``_worker_main``: the descriptor, duplicated for the
-        new process."""
-        return _ChildFd(self._fd) if self._fd is not None else None
+    @property
+    def fd(self) -> int | None:
+        """The descriptor a new worker inherits (``start_process``); None when there is no file."""
+        return self._fd
 
     def _fold(self, truncate: bool) -> None:
         """Read the file's new head bytes and its tail into memory; truncate it if asked (bytes
@@ -429,19 +349,23 @@ def with_output(outcome: Outcome) -> Outcome:
 
 
 def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
-         started: tuple | None = None) -> Outcome:
+         started: tuple | None = None, writable: tuple[str, ...] = (), profile_to: str | None = None) -> Outcome:
     """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process, output)``; else a
-    new ``serve`` process) and watch it until its final reply, a failure or the timeout. The
-    worker is dead when this returns; its output file is read (``Outcome.output_tail``) and
-    deleted then, whatever happened."""
+    new ``serve`` process, with ``writable`` folders bound read-write) and watch it until its final
+    reply, a failure or the timeout. The worker is dead when this returns, its output file read
+    (``Outcome.output_tail``) and closed, and its scratch folder removed, whatever happened;
+    ``profile_to`` receives its cProfile files first (``PROFILE_ENV``)."""
     if started is None:
-        started = start_process(serve, job["device"], memory_limit_bytes)
-    parent, proc, *rest = started
-    output = rest[0] if rest else None
+        started = start_process(serve, job["device"], memory_limit_bytes, writable=writable)
+    parent, proc, output = started
     try:
         outcome = _watch(parent, proc, output, job, timeout_s, memory_limit_bytes, lane)
     finally:
-        text, total = output.close() if output is not None else ("", 0)
+        text, total = output.close()
+        if profile_to and job.get("profile_dir"):
+            kill(proc)
+            _copy_profiles(job["profile_dir"], profile_to)
+        proc.cleanup()
     outcome.output_tail, outcome.output_bytes = text, total
     return outcome
 
@@ -504,7 +428,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                 return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
             if time.monotonic() - start - claim.total_wait_s() > timeout_s:
                 return failed("timeout", f"no verdict within {timeout_s:.0f} s")
-            if memory_limit_bytes and _rss_bytes(proc.pid) > memory_limit_bytes:
+            if memory_limit_bytes and isolation.tree_rss_bytes(proc.pid) > memory_limit_bytes:
                 return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory")
     finally:
         parent.close()
@@ -547,11 +471,6 @@ def decode_message(payload: bytes) -> dict:
 
 
 def kill(proc) -> None:
-    if proc.is_alive():
-        proc.kill()
+    """SIGKILL the worker (with its sandbox, everything it started) and reap it."""
+    proc.kill()
     proc.join(KILL_GRACE_S)
-    if proc.is_alive() and proc.pid:
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

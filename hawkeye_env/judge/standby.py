@@ -54,7 +54,7 @@ class Standby:
     process and output file."""
 
     def __init__(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int):
-        fields = lane.job_fields() if lane is not None else {}
+        fields = sandbox.candidate_lane_fields(lane) if lane is not None else {}
         self.conn, self.proc, self.output = sandbox.start_process(serve, device, memory_limit_bytes, fields)
         self.failure = ""
         self.setup_s = 0.0
@@ -104,7 +104,7 @@ class Standby:
             self.conn.close()
         except OSError:
             pass
-        sandbox.kill(self.proc)
+        self.proc.cleanup()
         return self.output.close()[0]
 
 

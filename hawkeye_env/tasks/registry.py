@@ -6,9 +6,11 @@ task means adding its module path to ``TASK_MODULES``; nothing else registers it
 User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``) hold
 one task module per top-level ``.py`` file and a ``TASK_FOLDER_MARKER`` file. They are registered
 at run time by ``register_tasks_from(folder)``, or by listing them in the ``HAWKEYE_TASK_DIRS``
-environment variable (``os.pathsep``-separated). Marked folders on ``sys.path`` are registered
-too. Every judge job carries the parent's user task folders, which the worker registers before it
-looks its task up (a standby worker started before a folder was registered still finds it).
+environment variable (``os.pathsep``-separated). Only those folders are read: a folder that merely
+lies on ``sys.path`` is never scanned, so a module planted there cannot become a task of the
+trusted parent. Every judge job carries the parent's user task folders, which the worker
+registers before it looks its task up (a standby worker started before a folder was registered
+still finds it).
 """
 
 from __future__ import annotations
@@ -60,9 +62,8 @@ TASK_FOLDER_MARKER = "HAWKEYE_TASKS"
 
 
 def user_task_dirs() -> list[str]:
-    """User task folders: ``HAWKEYE_TASK_DIRS`` entries, then marked folders on ``sys.path``."""
+    """User task folders: the ``HAWKEYE_TASK_DIRS`` entries (``register_tasks_from`` adds to it)."""
     dirs = [str(Path(d).resolve()) for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
-    dirs += [d for d in sys.path if d and (Path(d) / TASK_FOLDER_MARKER).is_file()]
     return list(dict.fromkeys(dirs))
 
 
@@ -104,7 +105,7 @@ def list_tasks() -> list[TaskSpec]:
 def get_task(task_id: str) -> TaskSpec:
     """The spec of ``task_id``; ``KeyError`` lists the known ids."""
     if task_id not in _specs():
-        _specs.cache_clear()  # a task folder may have been registered since (or put on sys.path)
+        _specs.cache_clear()  # a task folder may have been registered since
     try:
         return _specs()[task_id]
     except KeyError:

@@ -129,14 +129,15 @@ def _lane_worker(conn, device, memory_limit_bytes) -> None:
 
 def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tmp_path):
     """Three workers on one lane: their timed sections never overlap, and every worker gets its
-    reply within a 3 s timeout although the last one finishes more than 3 s after it started
-    (three timed sections of 1.2 s), because waiting for the lane does not count against it."""
+    reply within an 8 s timeout although the last one finishes more than 8 s after it started
+    (three timed sections of 3 s after a sandboxed interpreter's start-up), because waiting for
+    the lane does not count against it."""
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
     outcomes: list[sandbox.Outcome] = []
 
     def run() -> None:
-        job = {"device": "cpu", "hold_s": 1.2}
-        outcomes.append(sandbox._run(_lane_worker, job, timeout_s=3.0, memory_limit_bytes=0, lane=lane))
+        job = {"device": "cpu", "hold_s": 3.0}
+        outcomes.append(sandbox._run(_lane_worker, job, timeout_s=8.0, memory_limit_bytes=0, lane=lane))
 
     threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:
@@ -147,8 +148,8 @@ def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tm
     assert all(o.reply is not None for o in outcomes), [(o.failure, o.detail) for o in outcomes]
     intervals = [tuple(o.reply["timed"]) for o in outcomes]
     assert not _overlaps(intervals), intervals
-    assert max(o.lane_wait_s for o in outcomes) >= 1.2  # someone waited a whole timed section
-    assert max(o.wall_s for o in outcomes) > 3.0
+    assert max(o.lane_wait_s for o in outcomes) >= 3.0  # someone waited a whole timed section
+    assert max(o.wall_s for o in outcomes) > 8.0
     assert LaneLock("gpu-test", tmp_path).try_acquire(EXCLUSIVE)  # everything was released
 
 

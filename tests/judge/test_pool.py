@@ -91,7 +91,10 @@ def _kill_when_marked(marker: Path, killed: list[int], stop: threading.Event) ->
         time.sleep(0.02)
 
 
-def test_worker_killed_mid_batch_loses_no_result(tmp_path):
+def test_worker_killed_mid_batch_loses_no_result(tmp_path, monkeypatch):
+    # The candidates report their pid through files outside their scratch folder, which the OS
+    # sandbox forbids (tests/judge/test_isolation.py); this test is about the pool's retries.
+    monkeypatch.setenv("HAWKEYE_SANDBOX", "off")
     marker, attempts = tmp_path / "pid", tmp_path / "attempts"
     ev = Evaluator(ResultStore(tmp_path / "store.sqlite3"), EvalConfig(seed=0, static_checks=False, timeout_s=60))
     jobs = [(ADD, GOOD), (ADD, _killed_once(marker)), (ADD, WRONG), (ADD, _always_killed(attempts)),

@@ -26,5 +26,5 @@ def test_candidate_folder_is_removed_after_the_verdict():
     v = ev.evaluate("vector_add_fp32", REPORTS_ITS_PATH, "cpu")
     assert v.stage is Stage.RUNTIME_ERROR, v.feedback
     path = re.search(r"candidate file: (\S+\.py)", v.error).group(1)
-    assert os.path.basename(os.path.dirname(path)).startswith("hawkeye-candidate-")
+    assert os.path.basename(os.path.dirname(path)).startswith("hawkeye-worker-")
     assert not os.path.exists(os.path.dirname(path))

@@ -6,18 +6,15 @@ dead and closes it, and a failed candidate's verdict shows it, labelled. These t
 candidates that print (``print``, ``os.write`` on both descriptors) and then raise, hang, exit or
 flood 50 MB, with fresh workers and with standbys.
 
-``capfd`` captures the test process's own descriptors 1 and 2, but forkserver workers inherit the
-descriptors of the forkserver, started by whichever test judged first. The ``judge_fds`` fixture
-therefore starts workers with the sandbox's other context, ``spawn`` (used in production for CPU
-jobs next to a GPU and in forked children): a spawned worker that kept its inherited descriptors
-would write into ``capfd`` and fail the test. The forkserver path is covered end to end by a judge
-run in a subprocess whose own stdout and stderr are captured.
+``capfd`` captures the test process's own descriptors 1 and 2, which every worker (started by
+``isolation.launch`` from this process) would inherit if it kept them: such a worker would write
+into ``capfd`` and fail the test. A judge run in a subprocess whose own stdout and stderr are
+captured covers the same end to end.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import re
 import subprocess
@@ -108,10 +105,9 @@ def _output_files() -> set[str]:
 
 
 @pytest.fixture
-def judge_fds(capfd, monkeypatch):
-    """``capfd``, with workers spawned from this test process (see the module docstring); no
-    output file of this test is still open afterwards."""
-    monkeypatch.setattr(sandbox, "_context", lambda device: mp.get_context("spawn"))
+def judge_fds(capfd):
+    """``capfd`` (see the module docstring); no output file of this test is still open
+    afterwards."""
     before = _output_files()
     yield capfd
     assert _output_files() <= before
