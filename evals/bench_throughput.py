@@ -33,12 +33,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import statistics
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from hawkeye_env.judge import isolation
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.lanes import make_lanes
 from hawkeye_env.judge.pool import judge_batch
@@ -204,9 +206,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timeout", type=float, default=None, help="worker timeout s (default 60 on CUDA, 10 on CPU)")
     parser.add_argument("--repeats", type=int, default=None, help="lone warm gemm_bf16 verdicts (default 3; 1 on CPU)")
     parser.add_argument("--phases", nargs="*", default=["cold", "warm"], choices=["cold", "warm"])
-    parser.add_argument("--reference-in-parent", action=argparse.BooleanOptionalAction, default=True,
-                        help="the parent computes the float64 references (EvalConfig.reference_in_parent, "
-                             "the default); --no-reference-in-parent: the workers ship them")
+    parser.add_argument("--sandbox", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the workers in the OS sandbox (the default); --no-sandbox measures the same "
+                             "batch with HAWKEYE_SANDBOX=off, for the sandbox's cost")
     parser.add_argument("--merge", type=Path, nargs="*", default=None, help="merge these reports instead of running")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -233,8 +235,8 @@ def run(args) -> dict:
         counts = args.gpus or sorted({1, visible})
     else:
         counts = [1]
-    config = EvalConfig(timeout_s=args.timeout or (60.0 if cuda else 10.0),
-                        reference_in_parent=args.reference_in_parent)
+    os.environ[isolation.ENV] = isolation.BWRAP if args.sandbox else isolation.OFF
+    config = EvalConfig(timeout_s=args.timeout or (60.0 if cuda else 10.0))
     batch = mixed_batch(args.copies if args.copies is not None else (6 if cuda else 1))
     workers_per_gpu = args.workers_per_gpu or (WORKERS_PER_GPU if cuda else CPU_WORKERS)
     repeats = args.repeats if args.repeats is not None else (3 if cuda else 1)

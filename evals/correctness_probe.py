@@ -23,7 +23,7 @@ import torch
 from hawkeye_env.judge.baselines import resolve_vendor
 from hawkeye_env.judge.correctness import compare, dtype_name
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-from hawkeye_env.judge.worker import reference64
+from hawkeye_env.judge.references import reference64
 from hawkeye_env.tasks.registry import get_task, task_module
 
 

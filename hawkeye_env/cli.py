@@ -132,9 +132,8 @@ def tasks_show(
     for key in ("dtypes", "cpu_shapes", "gpu_shapes", "gpu_flops", "gpu_bytes", "tags", "distributions"):
         console.print(f"[cyan]{key}[/cyan]: {summary[key]}")
     console.print(f"[cyan]allowed torch ops[/cyan]: {', '.join(summary['allowed_ops'])}")
-    for dtype, tol in summary["tolerances"].items():
-        console.print(f"[cyan]tolerance {dtype}[/cyan]: rtol={tol['rtol']} atol={tol['atol']}*rms "
-                      f"rel_l2={tol['rel_l2']} ({tol['source']})")
+    for dtype, tol in spec.tolerances.items():
+        console.print(f"[cyan]tolerance {dtype}[/cyan]: {tol.describe()} ({tol.source})")
     import importlib.util
 
     origin = importlib.util.find_spec(spec.module).origin

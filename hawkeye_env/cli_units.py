@@ -12,6 +12,7 @@ file is statically checked like any candidate and only ever imported by that chi
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from pathlib import Path
@@ -122,8 +123,17 @@ def units_verify(
             _fail(f"cannot use candidate {candidate}: {exc}")
         if findings:
             _fail("candidate rejected: " + "; ".join(f"line {f.line}: {f.message}" for f in findings))
+    from hawkeye_env.judge import isolation
+
+    runner = None
+    if candidate is not None:
+        try:
+            isolation.require()
+        except isolation.SandboxUnavailable as exc:
+            _fail(str(exc))
+        runner = functools.partial(isolation.run_command, device=device)
     reports = verify_in_subprocess([u.name for u in units], "cpu" if device == "cpu" else "gpu",
-                                   str(candidate) if candidate else None)
+                                   str(candidate.resolve()) if candidate else None, runner=runner)
     if as_json:
         typer.echo(json.dumps({"device": device, "reports": reports}, sort_keys=True))
         return

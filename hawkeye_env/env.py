@@ -1,11 +1,11 @@
-"""``hawkeye/KernelOpt-v0``: write or edit a Triton kernel for one task, judged by the one evaluator.
+"""``hawkeye/KernelOpt-v1``: write or edit a Triton kernel for one task, judged by the one evaluator.
 
 Each step turns the action text into candidate source (``hawkeye_env.edits.to_candidate``), judges it
 with ``Evaluator.evaluate`` (a fresh sandboxed worker per new candidate) and returns the verdict's
 reward and feedback. The observation text is built in ``hawkeye_env.observation``. Example::
 
     import gymnasium, hawkeye_env
-    env = gymnasium.make("hawkeye/KernelOpt-v0", tasks=["vector_add_fp32"], store=":memory:")
+    env = gymnasium.make("hawkeye/KernelOpt-v1", tasks=["vector_add_fp32"], store=":memory:")
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(my_llm(obs["prompt"]))
 """
@@ -97,7 +97,7 @@ class KernelOptEnv(gymnasium.Env):
     ``context_budget_chars`` (12000), ``max_turns`` (4), ``target_speedup`` (1.0 or None),
     ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
 
-    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v0", num_envs=N,
+    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v1", num_envs=N,
     vectorization_mode="vector_entry_point", ...)`` gives ``hawkeye_env.vector.KernelOptVectorEnv``,
     which judges a step's candidates of all N envs in one ``evaluate_many`` batch (duplicates once,
     correctness checks in parallel, timed sections one per GPU). ``SyncVectorEnv`` needs nothing
@@ -107,6 +107,8 @@ class KernelOptEnv(gymnasium.Env):
     (``fork``, ``forkserver``, ``spawn``); a forked env judges through ``spawn``-started workers.
 
     ## Version History
+    * v1: reward v2 (speedups of device time with the host launch kept out; an imprecise
+      measurement is paid as untimed); candidates run in the OS sandbox.
     * v0: reward v1; observation fields ``task``, ``units``, ``source``, ``feedback``, ``prompt``,
       ``messages``, ``turn``, ``best_speedup``.
     """

@@ -1,4 +1,4 @@
-"""The observation of ``hawkeye/KernelOpt-v0``: task text, unit context, prompt and chat messages.
+"""The observation of ``hawkeye/KernelOpt-v1``: task text, unit context, prompt and chat messages.
 
 Everything an agent reads is built here, so LLM policies and the env share one prompt. The
 templates are module constants; ``build_messages`` renders them, and ``make_observation`` turns the
@@ -144,9 +144,7 @@ def render_task(spec: TaskSpec, device: str, gpu: str = "", baselines_ms: Mappin
     else:
         baselines = "not known yet (they appear after the first timed verdict)"
     where = f"cuda ({gpu})" if device == "cuda" else "cpu (Triton interpreter: correctness only, untimed)"
-    tolerances = "; ".join(
-        f"{d}: rtol {t.rtol:g}, atol {t.atol:g} x rms(ref), rel L2 {t.rel_l2:g}" for d, t in spec.tolerances.items()
-    )
+    tolerances = "; ".join(f"{d}: {t.describe()}" for d, t in spec.tolerances.items())
     return TASK_TEMPLATE.format(
         id=spec.id, family=spec.family, description=spec.description, dtypes=", ".join(spec.dtypes),
         cpu_shapes=", ".join(str(dict(s)) for s in spec.cpu_shapes),

@@ -48,7 +48,8 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     from hawkeye_env.judge.checks import first_failure
     from hawkeye_env.judge.correctness import dtype_name
     from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-    from hawkeye_env.judge.worker import _as_list, reference64
+    from hawkeye_env.judge.references import as_list as _as_list
+    from hawkeye_env.judge.references import reference64
     from hawkeye_env.tasks.registry import task_module
     from units.index import resolve
 

@@ -72,7 +72,7 @@ REWARD_CORRECT = 0.2
 SPEEDUP_SPAN = 0.8
 REWARD_MAX = REWARD_CORRECT + SPEEDUP_SPAN  # 1.0
 
-_FAILURE_REWARD: dict[Stage, float] = {
+FAILURE_REWARD: dict[Stage, float] = {
     Stage.REJECTED: REWARD_VIOLATION,
     Stage.NO_SOURCE: REWARD_NO_SOURCE,
     Stage.COMPILE_ERROR: REWARD_COMPILE_ERROR,
@@ -81,7 +81,7 @@ _FAILURE_REWARD: dict[Stage, float] = {
 }
 
 
-def _usable_speedup(verdict: Verdict) -> float | None:
+def usable_speedup(verdict: Verdict) -> float | None:
     """The best speedup if the verdict is timed and every speedup is finite and > 0, else None."""
     scored = verdict.scored_speedup
     if not verdict.timed or not scored:
@@ -108,8 +108,8 @@ def reward(verdict: Verdict) -> float:
     if verdict.violations or verdict.stage == Stage.REJECTED:
         return REWARD_VIOLATION
     if verdict.stage != Stage.CORRECT:
-        return _FAILURE_REWARD[Stage(verdict.stage)]
-    s = _usable_speedup(verdict)
+        return FAILURE_REWARD[Stage(verdict.stage)]
+    s = usable_speedup(verdict)
     if s is None:
         return REWARD_CORRECT
     return speedup_reward(s)

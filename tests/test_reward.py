@@ -87,7 +87,21 @@ def timed(s: float) -> Verdict:
 
 
 def test_version() -> None:
-    assert REWARD_VERSION == "v1"
+    assert REWARD_VERSION == "v2"
+
+
+def test_v2_pays_an_imprecise_measurement_as_untimed_and_is_v1_otherwise() -> None:
+    """v2 changes the input (scored device time) and refuses a measurement that missed the
+    timer's precision; on every other verdict it equals v1."""
+    from reward import v2
+
+    lucky = timed(3.0)
+    lucky.timing = {"precise": False}
+    assert v2.reward(lucky) == v1.REWARD_CORRECT < v1.reward(lucky)
+    lucky.timing = {"precise": True}
+    assert v2.reward(lucky) == v1.reward(lucky) > v1.REWARD_CORRECT
+    for stage in Stage:
+        assert v2.reward(make(stage)) == v1.reward(make(stage))
 
 
 def test_pinned_values() -> None:

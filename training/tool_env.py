@@ -1,4 +1,4 @@
-"""Multi-turn GRPO: ``hawkeye/KernelOpt-v0`` as a TRL ``environment_factory`` with one tool.
+"""Multi-turn GRPO: ``hawkeye/KernelOpt-v1`` as a TRL ``environment_factory`` with one tool.
 
 TRL (``GRPOTrainer(environment_factory=...)``, experimental in TRL 1.16) makes one instance per
 rollout, calls ``reset(**row)`` before generation, exposes every public method except ``reset`` and
@@ -31,7 +31,7 @@ NO_SUBMISSION_REWARD = -1.0
 
 
 class KernelOptToolEnv:
-    """One rollout's episode of ``hawkeye/KernelOpt-v0``; ``submit_kernel`` is its only tool.
+    """One rollout's episode of ``hawkeye/KernelOpt-v1``; ``submit_kernel`` is its only tool.
 
     The rollout's reward (``get_reward``) is the env's reward for the last submission, the verdict
     of the source the episode ended on (the env terminates at the first correct kernel with

@@ -133,18 +133,23 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     return {"unit": unit.name, "ok": ok, "results": results}
 
 
-def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None) -> list[dict]:
+def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None, runner=None) -> list[dict]:
     """``python -m units.harness`` in a fresh process (the interpreter on CPU); parsed JSON.
 
     With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
-    reads numbers back, never imports it.
+    reads numbers back, never imports it. ``runner(cmd, env, timeout_s)`` starts the process and
+    returns its ``subprocess.CompletedProcess`` (text mode); the CLI passes the judge's OS
+    sandbox (``hawkeye_env.judge.isolation.run_command``) whenever a candidate is given.
     """
     env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
     cmd = [sys.executable, "-m", "units.harness", f"--{device}", *names, "--json"]
     if candidate:
         cmd += ["--candidate", str(candidate)]
-    proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, env=env, capture_output=True, text=True,
-                          timeout=SUBPROCESS_TIMEOUT_S)
+    if runner is not None:
+        proc = runner(cmd, env, SUBPROCESS_TIMEOUT_S)
+    else:
+        proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, env=env, capture_output=True, text=True,
+                              timeout=SUBPROCESS_TIMEOUT_S)
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError:

@@ -38,6 +38,8 @@ import torch
 from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
 
 JUDGE_BASELINES = ("eager", "compile")
+# The baseline-only worker's entry point (``serve_baselines``), named for ``sandbox.start_process``.
+BASELINE_TARGET = "hawkeye_env.judge.baselines:serve_baselines"
 # Unavailability reasons reach the agent's feedback; exception texts can be pages long.
 MAX_REASON_CHARS = 300
 
@@ -219,7 +221,7 @@ def measure_missing(store, spec: TaskSpec, shape: dict, device: str, versions: d
     if lane is not None and lane.cache_dir is not None:
         os.makedirs(lane.cache_dir, exist_ok=True)
         writable = (lane.cache_dir,)  # trusted: no candidate process ever gets it writable
-    outcome = sandbox._run(serve_baselines, job, timeout_s, memory_limit_bytes, lane, writable=writable)
+    outcome = sandbox._run(BASELINE_TARGET, job, timeout_s, memory_limit_bytes, lane, writable=writable)
     if outcome.reply is None:
         return {}, f"{outcome.failure}: {outcome.detail}"
     entries = outcome.reply.get("baselines", {})
@@ -238,7 +240,8 @@ def store_entry(store, task: str, shape: dict, device: str, versions: dict, name
         if name not in JUDGE_BASELINES:
             store.put_unavailable_baseline(task, shape, device, versions, name, short_reason(entry["unavailable"]))
         return
-    detail = {k: entry[k] for k in ("iqr_ms", "cv", "attempts", "wall_median_ms") if k in entry}
+    detail = {k: entry[k] for k in ("scored_ms", "host_launch_ms", "iqr_ms", "cv", "attempts", "wall_median_ms",
+                                    "method") if k in entry}
     store.put_baseline(task, shape, device, versions, name, float(entry["median_ms"]), detail)
 
 

@@ -1,29 +1,68 @@
 """Output comparison in float64, decided in the trusted parent.
 
-``compare`` checks shape, dtype, finiteness and the task's ``Tolerance`` for one output against a
-float64 reference, and returns the worst errors so feedback can say by how much a kernel missed.
+``compare`` checks one candidate output against its float64 reference: shape, dtype, finiteness,
+then the task's ``Tolerance`` (``tasks/spec.py``), calibrated by the error the task's own
+reference makes in its native precision on the same inputs (``nat``, computed by the parent in
+``references.py``). With ``b_i = atol * rms(ref) + rtol * |ref_i|`` and ``rho_i = |out_i - ref_i|
+/ b_i`` (``rho*`` the same for ``nat``), an output passes when
+
+1. its relative L2 error is at most ``max(rel_l2, l2_multiple * rel_l2(nat))``;
+2. the ``quantile`` (0.999) of ``rho`` is at most ``max(1, quantile_multiple * quantile(rho*))``;
+3. ``max(rho) <= worst_floor + worst_multiple * max(rho*)`` and no element is off by more than
+   ``WORST_CAP * (rms(ref) + |ref_i|)``.
+
+The relative L2 and a high quantile measure the bulk of the error and are stable across draws;
+the worst element of 10^8 draws is a tail statistic, so it only gets a generous cap, which still
+fails zeroed, skipped or NaN-poisoned rows. A reference that is not finite cannot score an output
+(REWARD_HACKS #25): ``compare`` says so (``scored`` False) and the trial checks skip the trial.
+
+Measured error rates (CPU, synthetic, 2026-12-01; ``python tests/judge/test_tolerance_rule.py
+200``: 200 seeds x normal, uniform and Student-t3 inputs per variant, 1e4-1e5 elements, odd shapes
+such as 63x127): honest variants failed 0 of 600 trials each (bf16 GEMM with fp32 accumulation in
+another order, fp32 GEMM and online softmax, fp16 GEMM, float64 GEMM, fp8 operands with bf16
+output, erf GELU in fp32, bf16 causal attention with bf16 softmax weights, bf16 chunked linear
+attention with bf16 operands); their largest statistic-to-bound ratio was 0.45 (linear
+attention), 0.25 (bf16 and fp16), 0.015 (fp32). Every hack's verdict failed on all 200 seeds: fp8
+e4m3 operands (GEMM, attention, linear attention), tf32-rounded and bf16 operands on fp32 GEMM and
+softmax, a tanh GELU for an erf GELU in fp32, 1% and 0.1% of the elements or 1% of the rows or one
+row of 4096 zeroed, zero and constant outputs. Every trial of them failed (smallest
+statistic-to-bound ratio 1.4) except fp8 operands on uniform U(-0.5, 1.5) GEMM inputs (rel L2
+6.6e-3: the mean's K-fold sum dilutes the operands' rounding), which the same verdict's normal and
+heavy-tailed trials reject. The figures on the GPU come from ``evals.calibrate``.
+
 ``is_near_constant`` flags references that cannot tell a right answer from a constant one
 (REWARD_HACKS #11).
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from hawkeye_env.tasks.spec import Tolerance
+from hawkeye_env.tasks.spec import WORST_CAP, Tolerance
 
 # A reference whose standard deviation is below this fraction of its RMS is near constant: a
 # candidate returning the mean would pass the relative-L2 rule.
 NEAR_CONSTANT_STD_OVER_RMS = 1e-3
+
+_TINY = torch.finfo(torch.float64).tiny
 
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def _quantile(x: torch.Tensor, q: float) -> float:
+    """The ``q`` quantile of ``x`` (lower nearest rank; ``kthvalue`` has no size limit)."""
+    flat = x.reshape(-1)
+    k = min(max(math.ceil(q * flat.numel()), 1), flat.numel())
+    return float(flat.kthvalue(k).values)
+
+
 def compare(
     out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, tol: Tolerance,
-    compute_device: str = "cpu",
+    compute_device: str = "cpu", native: torch.Tensor | None = None,
 ) -> dict:
     """Check one candidate output against its float64 reference.
 
@@ -34,12 +73,25 @@ def compare(
         tol: the pass rule for that dtype.
         compute_device: where the float64 arithmetic runs; ``cuda`` keeps GPU-shape comparisons
             (hundreds of MB) off the host's cores.
+        native: the task's reference output in its native precision on the same inputs, or None
+            (then the tolerance's fixed floors decide alone).
 
     Returns:
-        ``{"ok": bool, "reason": str, "max_err_ratio": float, "rel_l2": float}`` where
-        ``max_err_ratio`` is the worst ``|out - ref| / (atol * rms(ref) + rtol * |ref|)`` (<= 1 passes).
+        ``{"ok", "scored", "reason", "max_err_ratio", "quantile_err_ratio", "rel_l2",
+        "rel_l2_bound", "quantile_bound", "worst_bound"}``: ``max_err_ratio`` and
+        ``quantile_err_ratio`` are the worst and the ``tol.quantile`` quantile of
+        ``|out - ref| / (atol * rms(ref) + rtol * |ref|)``; each ``*_bound`` the bound its
+        statistic was held to. ``scored`` is False when the reference is not finite.
+
+    Example:
+        >>> from hawkeye_env.tasks.spec import BF16
+        >>> ref = torch.randn(64, 64, dtype=torch.float64)
+        >>> compare(ref.to(torch.bfloat16), ref, torch.bfloat16, BF16, native=ref.to(torch.bfloat16))["ok"]
+        True
     """
-    result = {"ok": False, "reason": "", "max_err_ratio": float("inf"), "rel_l2": float("inf")}
+    inf = float("inf")
+    result = {"ok": False, "scored": True, "reason": "", "max_err_ratio": inf, "quantile_err_ratio": inf,
+              "rel_l2": inf, "rel_l2_bound": tol.rel_l2, "quantile_bound": 1.0, "worst_bound": tol.worst_floor}
     if tuple(out.shape) != tuple(ref.shape):
         result["reason"] = f"shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
         return result
@@ -48,34 +100,57 @@ def compare(
         return result
     # Move in the native dtype, then widen on the device: a host-to-GPU copy that also changes the
     # dtype converts on the host first (one thread, and twice or four times the bytes to copy).
-    o = out.detach().to(compute_device).to(torch.float64)
     r = ref.detach().to(compute_device).to(torch.float64)
-    o_nan, r_nan, o_inf, r_inf = o.isnan(), r.isnan(), o.isinf(), r.isinf()
-    if not (torch.equal(o_nan, r_nan) and torch.equal(o_inf, r_inf) and torch.equal(o[o_inf], r[r_inf])):
-        bad = int(((o_nan != r_nan) | (o_inf != r_inf)).sum())
-        result["reason"] = (
-            f"{bad} of {o.numel()} elements are NaN/Inf where the reference is not, or the reverse"
-        )
+    if not bool(torch.isfinite(r).all()):
+        bad = int((~torch.isfinite(r)).sum())
+        result.update(scored=False, reason=f"the reference is not finite ({bad} of {r.numel()} elements NaN/Inf)")
         return result
-    finite = ~(o_nan | o_inf)
-    o, r = o[finite], r[finite]
+    o = out.detach().to(compute_device).to(torch.float64)
+    if not bool(torch.isfinite(o).all()):
+        bad = int((~torch.isfinite(o)).sum())
+        result["reason"] = f"{bad} of {o.numel()} elements are NaN/Inf where the reference is not"
+        return result
     if o.numel() == 0:
-        result.update(ok=True, max_err_ratio=0.0, rel_l2=0.0)
+        result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0)
         return result
-    err = (o - r).abs()
     rms = r.pow(2).mean().sqrt()
-    bound = tol.atol * rms + tol.rtol * r.abs()
-    ratio = err / bound.clamp_min(torch.finfo(torch.float64).tiny)
-    worst = int(ratio.argmax())
-    rel_l2 = float((o - r).norm() / r.norm().clamp_min(torch.finfo(torch.float64).tiny))
-    result.update(max_err_ratio=float(ratio[worst]), rel_l2=rel_l2)
-    if result["max_err_ratio"] > 1.0:
+    scale = (rms + r.abs()).clamp_min(_TINY)  # rms(ref) + |ref_i|: the worst-element cap's unit
+    bound = (tol.atol * rms + tol.rtol * r.abs()).clamp_min(_TINY)
+    ref_norm = r.norm().clamp_min(_TINY)
+    nat_l2 = nat_q = nat_max = 0.0
+    if native is not None:
+        n = native.detach().to(compute_device).to(torch.float64)
+        n = torch.where(torch.isfinite(n), n, r)  # an overflowed native element calibrates nothing
+        nat_l2 = float((n - r).norm() / ref_norm)
+        n.sub_(r).abs_().div_(bound)
+        nat_q, nat_max = _quantile(n, tol.quantile), float(n.max())
+        del n
+    diff = o.sub_(r)
+    rel_l2 = float(diff.norm() / ref_norm)
+    err = diff.abs_()
+    rho = err / bound
+    l2_bound = max(tol.rel_l2, tol.l2_multiple * nat_l2)
+    q_bound = max(1.0, tol.quantile_multiple * nat_q)
+    worst_bound = tol.worst_floor + tol.worst_multiple * nat_max
+    over = torch.maximum(rho / worst_bound, err / (WORST_CAP * scale))  # <= 1 passes the cap
+    worst = int(over.argmax())
+    q = _quantile(rho, tol.quantile)
+    result.update(max_err_ratio=float(rho.max()), quantile_err_ratio=q, rel_l2=rel_l2,
+                  rel_l2_bound=l2_bound, quantile_bound=q_bound, worst_bound=worst_bound)
+    if float(over.reshape(-1)[worst]) > 1.0:
+        got, want = float(out.reshape(-1)[worst]), float(r.reshape(-1)[worst])
+        cap = min(worst_bound * float(bound.reshape(-1)[worst]), WORST_CAP * float(scale.reshape(-1)[worst]))
         result["reason"] = (
-            f"element {worst}: got {float(o[worst]):.6g}, expected {float(r[worst]):.6g} "
-            f"(error {float(err[worst]):.3g} exceeds {float(bound[worst]):.3g})"
+            f"element {worst}: got {got:.6g}, expected {want:.6g} "
+            f"(error {float(err.reshape(-1)[worst]):.3g} exceeds the worst-element cap {cap:.3g})"
         )
-    elif rel_l2 > tol.rel_l2:
-        result["reason"] = f"relative L2 error {rel_l2:.3g} exceeds {tol.rel_l2:.3g}"
+    elif q > q_bound:
+        result["reason"] = (
+            f"{1 - tol.quantile:.2%} of the elements are off by more than {q_bound:.3g}x their bound "
+            f"({tol.quantile:g} quantile of |out - ref| / (atol * rms + rtol * |ref|) is {q:.3g})"
+        )
+    elif rel_l2 > l2_bound:
+        result["reason"] = f"relative L2 error {rel_l2:.3g} exceeds {l2_bound:.3g}"
     else:
         result["ok"] = True
     return result

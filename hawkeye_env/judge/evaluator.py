@@ -31,7 +31,18 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import baselines, checks, correctness, isolation, references, roofline, sandbox, static_checks
+from hawkeye_env.judge import (
+    baselines,
+    checks,
+    correctness,
+    isolation,
+    references,
+    reply_check,
+    roofline,
+    sandbox,
+    static_checks,
+    timing_plan,
+)
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.store import ResultStore, source_hash
@@ -42,10 +53,12 @@ from reward import REWARD_VERSION, reward
 
 log = logging.getLogger(__name__)
 
-# A median host wall time more than 2x the device-event median plus 50 us of synchronisation
-# overhead means work ran outside the timed stream (REWARD_HACKS #3).
-TIMING_ESCAPE_RATIO = 2.0
-TIMING_ESCAPE_SLACK_MS = 0.05
+# The candidate timing fields a verdict reports (``timing.time_callable``'s result).
+TIMING_REPORTED = ("median_ms", "scored_ms", "host_launch_ms", "iqr_ms", "cv", "attempts", "method", "spin_ms",
+                   "wall_median_ms", "check_event_median_ms", "check_wall_median_ms", "round_median_ms")
+# The error of a verdict whose judging failed inside the judge (never stored, so judged again).
+JUDGE_ERROR = "judge_error"
+
 
 
 def _single_threaded_after_fork() -> None:
@@ -75,11 +88,6 @@ class EvalConfig:
         vendor_baselines: also time the task's ``vendor_baselines`` (cuBLAS, cuDNN, FLA...) on
             CUDA; reported in ``times_ms`` and ``speedup``, never in the reward.
         static_checks: run the static rules (off only to test the worker's own defences).
-        reference_in_parent: the trusted parent computes the float64 references from the trials'
-            seeds (``references.py``) and the worker ships outputs only: a third to a half of the
-            reply at GPU shapes, and references no candidate process touched. On by default:
-            lone ``gemm_bf16`` verdicts on the H200 shipped 224 MB instead of 608 MB and
-            decoded it in 0.26 s instead of 0.60 s (BENCHMARKS.md, run 8).
         seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
     """
 
@@ -90,7 +98,6 @@ class EvalConfig:
     baselines: tuple[str, ...] = ("eager", "compile")
     vendor_baselines: bool = True
     static_checks: bool = True
-    reference_in_parent: bool = True
     seed: int | None = None
 
     def key(self) -> dict:
@@ -148,8 +155,12 @@ def software_versions(device: str, task: TaskSpec | None = None) -> dict[str, st
 def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
     """Correctness trials: every CPU shape x distribution on CPU; on CUDA, each odd CPU shape once
     and the first GPU shape with every distribution. Orders alternate, candidate first; the last
-    trial re-runs the candidate on the same inputs (determinism)."""
+    trial re-runs the candidate on the same inputs (determinism). A task without CPU shapes cannot
+    be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict, not the candidate's)."""
     pairs: list[tuple[dict, str]] = []
+    if device == "cpu" and not spec.cpu_shapes:
+        raise ValueError(f"task {spec.id} has no CPU shapes (too large for the interpreter): judge it with "
+                         "--device cuda")
     if device == "cpu":
         pairs = [(dict(s), d) for s in spec.cpu_shapes for d in spec.distributions]
     else:
@@ -166,12 +177,14 @@ def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
 
 
 def _fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
-    """Put the parent's own float64 references into the trial rows of a reply whose worker
-    shipped outputs only (``EvalConfig.reference_in_parent``)."""
+    """Put the parent's own float64 and native-precision references into the trial rows of a
+    reply (workers ship outputs only; ``references.py``): ``reference``
+    and ``native``, and the same in ``fresh``."""
     for trial, row in zip(job["trials"], reply["trials"]):
-        row["reference"], fresh = references.trial_references(spec, trial, device)
+        got = references.trial_references(spec, trial, device)
+        row["reference"], row["native"] = got.reference, got.native
         if "fresh" in row:
-            row["fresh"]["reference"] = fresh
+            row["fresh"]["reference"], row["fresh"]["native"] = got.fresh_reference, got.fresh_native
 
 
 def _fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
@@ -179,7 +192,7 @@ def _fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -
     kept = reply["timing"]["candidate"].get("kept") or []
     refs = references.kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)
     for k, r in zip(kept, refs):
-        k["reference"] = r
+        k["reference"], k["native"] = r["reference"], r["native"]
 
 
 _CUDA_LINALG_LOCK = threading.Lock()
@@ -269,12 +282,25 @@ class Evaluator:
                 verdict.cached = True
                 return verdict
         verdict = Verdict(task=task_id, device=device, stage=Stage.CORRECT, source_hash=digest, versions=versions)
-        self._judge(spec, source, device, verdict, lane if lane is not None else default_lane(device))
+        try:
+            self._judge(spec, source, device, verdict, lane if lane is not None else default_lane(device))
+        except Exception as exc:  # noqa: BLE001 - whatever happened, this candidate gets a verdict
+            log.exception("judging %s on %s failed", digest[:12], task_id)
+            failed = Verdict(task=task_id, device=device, stage=Stage.RUNTIME_ERROR, source_hash=digest,
+                             versions=versions, compiled=verdict.compiled, profile=verdict.profile)
+            failed.error = f"{JUDGE_ERROR}: {type(exc).__name__}: {exc}"
+            return self._finish(failed, start, key, store=False)
+        return self._finish(verdict, start, key, store=True)
+
+    def _finish(self, verdict: Verdict, start: float, key: tuple, store: bool) -> Verdict:
+        """Score, time-stamp and explain ``verdict``; store it unless the judge itself failed (such
+        a verdict is judged again next time)."""
         verdict.reward = reward(verdict)
         verdict.reward_version = REWARD_VERSION
         verdict.wall_s = time.monotonic() - start
         verdict.feedback = render_feedback(verdict)
-        self.store.put_verdict(*key, verdict.to_dict())
+        if store:
+            self.store.put_verdict(*key, verdict.to_dict())
         return verdict
 
     def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict, lane: Lane | None = None) -> None:
@@ -286,16 +312,15 @@ class Evaluator:
             "task": spec.id, "source": source, "device": device,
             "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
             "trials": plan_trials(spec, device, seed), "timing": None,
-            "parent_reference": self.config.reference_in_parent, "task_dirs": user_task_dirs(),
+            "parent_reference": True, "task_dirs": user_task_dirs(),
         }
         shape = dict(spec.gpu_shapes[0])
         if device != "cuda":
             self._run(spec, job, shape, {}, v, lane)
             return
-        names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
-        job["timing"] = {"seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries}
+        job["timing"] = {"seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries,
+                         "baselines": []}  # baselines are timed by baseline-only workers, never here
         cached, waited = self.ensure_baselines(spec, device, v.versions, job["timing"]["seed"], lane)
-        job["timing"]["baselines"] = [b for b in names if b not in cached]
         self._run(spec, job, shape, cached, v, lane)
         if waited is not None:
             v.profile["baseline_wait_s"] = waited
@@ -323,7 +348,7 @@ class Evaluator:
                 _, error = baselines.measure_missing(self.store, spec, shape, device, versions, missing, plan,
                                                      self.config.timeout_s, self._memory_limit_bytes(device), lane)
                 if error:
-                    log.warning("baseline worker for %s failed; the candidate's worker times them: %s",
+                    log.warning("baseline worker for %s failed; its verdicts stay unscored for speed: %s",
                                 spec.id, error[-500:])
                 cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
         return cached, waited
@@ -373,25 +398,30 @@ class Evaluator:
         v.profile = {"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
         if outcome.reply is None:
             v.stage, v.error = Stage.RUNTIME_ERROR, f"{outcome.failure}: {outcome.detail}"
-            v.violations = [Violation(code, msg) for code, msg in outcome.violations]
+            reported, problem = reply_check.progress_violations(outcome.violations)
+            v.violations = [Violation(code, msg) for code, msg in reported]
+            if problem:
+                v.violations.append(Violation("forged_reply", f"progress report: {problem}"))
             if v.violations:
                 v.stage = Stage.REJECTED
             return
+        problem = reply_check.reply_problem(job, outcome.reply)
+        if problem:
+            v.stage, v.violations = Stage.REJECTED, [Violation("forged_reply", problem)]
+            return
         reported = outcome.reply.get("profile")
         if isinstance(reported, dict):
-            v.profile.update({f"worker.{k}": float(x) for k, x in reported.items() if isinstance(x, (int, float))})
+            v.profile.update({f"worker.{k}": float(x) for k, x in reported.items()
+                              if isinstance(x, (int, float)) and not isinstance(x, bool)})
         compare = time.monotonic()
-        try:
-            with _comparing_on(lane, device) as compare_device:
-                v.profile["compare_lane_wait_s"] = time.monotonic() - compare
-                self._read_reply(spec, job, outcome.reply, shape, compare_device, cached_baselines, v)
-        except Exception as exc:  # noqa: BLE001 - the reply comes from an untrusted process
-            v.stage, v.correct, v.timed, v.speedup = Stage.RUNTIME_ERROR, False, False, {}
-            v.error = f"malformed worker reply ({type(exc).__name__}: {exc})"
+        with _comparing_on(lane, device) as compare_device:  # a failure here is the judge's (evaluate)
+            v.profile["compare_lane_wait_s"] = time.monotonic() - compare
+            self._read_reply(spec, job, outcome.reply, shape, compare_device, cached_baselines, v)
         v.profile["compare_s"] = time.monotonic() - compare
 
     def _read_reply(self, spec, job, reply: dict, shape, compare_device: str, cached_baselines, v: Verdict) -> None:
-        """Decide the verdict from the worker's reply; outputs are compared on ``compare_device``."""
+        """Decide the verdict from the worker's reply (``reply_check`` found it fits the plan);
+        outputs are compared on ``compare_device``."""
         v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
         if reply["stage"] != "ok":
             v.stage, v.error = Stage(reply["stage"]), str(reply.get("error", ""))
@@ -402,14 +432,12 @@ class Evaluator:
         if v.violations:
             v.stage = Stage.REJECTED
             return
-        if job.get("parent_reference"):
-            _fill_trial_references(spec, job, reply, compare_device)
+        _fill_trial_references(spec, job, reply, compare_device)
         if not checks.check_trials(spec, job["trials"], reply["trials"], v, compare_device):
             return
         v.correct, v.stage = True, Stage.CORRECT
         if reply.get("timing"):
-            if job.get("parent_reference"):
-                _fill_kept_references(spec, job, reply, compare_device)
+            _fill_kept_references(spec, job, reply, compare_device)
             self._check_timing(spec, shape, compare_device, reply["timing"], cached_baselines, v)
 
     def _static(self, source: str, v: Verdict) -> bool:
@@ -440,48 +468,50 @@ class Evaluator:
         return True
 
     def _check_timing(self, spec, shape, compare_device: str, timing: dict, cached: dict, v: Verdict) -> None:
+        """Decide the timed part of a correct verdict: kept timed outputs against their own inputs,
+        the roofline floor and the clock check on the candidate's timing, then speedups of the
+        scored times (``timing.py``: device time, or the host launch when that is longer) over the
+        stored baselines' scored times, measured the same way by baseline-only workers."""
         cand = timing["candidate"]
         kept = cand.get("kept", [])
-        dtypes = [correctness.dtype_name(o.dtype) for o in kept[0]["outputs"]] if kept else []
+        dtypes = [correctness.dtype_name(o.dtype) for o in kept[0]["native"]] if kept else []
         found, borderline = checks.check_kept(spec, kept, dtypes, compare_device)
         v.violations.extend(found)
-        entries = dict(cached)
-        for name, t in timing.items():
-            if name != "candidate":
-                if "unavailable" in t and name in baselines.JUDGE_BASELINES:
-                    raise ValueError(f"judge baseline {name} reported unavailable")  # the worker raises instead
-                entries[name] = t
-                baselines.store_entry(self.store, spec.id, shape, v.device, v.versions, name, t)
-        measured = {n: float(t["median_ms"]) for n, t in entries.items() if "unavailable" not in t}
+        entries = dict(cached)  # measured by baseline-only workers; the reply holds the candidate only
+        measured = {n: float(t.get("scored_ms") or t["median_ms"])
+                    for n, t in entries.items() if "unavailable" not in t}
         v.baselines_unavailable = {
             n: baselines.short_reason(t["unavailable"]) for n, t in entries.items() if "unavailable" in t
         }
-        median = cand["median_ms"]
-        v.timing = {k: cand[k] for k in ("median_ms", "iqr_ms", "cv", "attempts", "wall_median_ms")}
-        v.times_ms = {"candidate": median, **measured}
+        device_ms = float(cand["median_ms"])
+        scored = float(cand.get("scored_ms") or device_ms)
+        v.timing = {k: cand.get(k) for k in TIMING_REPORTED}
+        v.timing["precise"] = bool(cand["cv"] <= timing_plan.CV_GATE)
+        v.times_ms = {"candidate": scored, **measured}
         v.vendor_baselines = [n for n in measured if n not in baselines.JUDGE_BASELINES]
         floor = roofline.floor_ms(
             spec.flops(**shape), spec.bytes_moved(**shape), spec.dtypes[0], v.versions.get("gpu", "")
         )
         v.timing["roofline_floor_ms"] = floor
-        if median < floor:
+        if device_ms < floor:
             v.violations.append(Violation(
-                "impossible_time", f"{median:.4f} ms is below the roofline floor {floor:.4f} ms",
+                "impossible_time", f"{device_ms:.4f} ms is below the roofline floor {floor:.4f} ms",
             ))
-        if cand["wall_median_ms"] > TIMING_ESCAPE_RATIO * median + TIMING_ESCAPE_SLACK_MS:
-            v.violations.append(Violation(
-                "timing_escape",
-                f"host wall clock {cand['wall_median_ms']:.4f} ms vs device events {median:.4f} ms",
-            ))
+        escaped = timing_plan.clock_violation(cand)
+        if escaped:
+            v.violations.append(Violation("timing_escape", escaped))
         if v.violations:
             v.stage, v.correct = Stage.REJECTED, False
             return
         if borderline:  # times stay reported, but an incorrect kernel gets no speedup
             v.stage, v.correct, v.error = Stage.INCORRECT, False, borderline
             return
+        missing = [n for n in self.config.baselines if n not in measured]
+        if missing:  # the baseline-only worker failed: the candidate is correct, its speed unscored
+            v.error = f"judge baselines unavailable ({', '.join(missing)}): the speed cannot be scored"
+            return
         v.timed = True
-        v.speedup = {n: ms / median for n, ms in measured.items() if median > 0}
-
+        v.speedup = {n: ms / scored for n, ms in measured.items() if scored > 0}
 
 def evaluate_many(
     evaluator, jobs: list[tuple[str, str]], device: str = "auto", workers: int | None = None,

@@ -27,9 +27,12 @@ def render_feedback(v: Verdict) -> str:
         lines.append(
             f"Failed at shape {t['shape']} with {t['distribution']} inputs ({t['order']}): {t['reason']}"
         )
-    passed = sum(1 for t in v.trials if t.get("ok"))
+    scored = [t for t in v.trials if t.get("scored", True)]
+    passed = sum(1 for t in scored if t.get("ok"))
     if v.trials:
-        lines.append(f"{passed}/{len(v.trials)} correctness trials passed.")
+        skipped = len(v.trials) - len(scored)
+        note = f" ({skipped} not scored: the reference was not finite)" if skipped else ""
+        lines.append(f"{passed}/{len(scored)} correctness trials passed{note}.")
     if v.timed:
         cand = v.times_ms["candidate"]
         parts = ", ".join(f"{n} {v.times_ms[n]:.4f} ms ({s:.2f}x)" for n, s in sorted(v.speedup.items()))

@@ -77,3 +77,19 @@ def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, d
         for t in list(model.parameters()) + list(model.buffers()):
             if t.is_floating_point():
                 t.copy_(draw_like(t, distribution, generator))
+
+
+FP8_DTYPES = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+              if hasattr(torch, n)}
+
+
+def refill(inputs: list, generator: torch.Generator) -> None:
+    """Fresh standard-normal values in every floating input; fp8 tensors, which have no random
+    kernels, get float32 draws rounded to their format (every such draw is a finite code)."""
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            continue
+        if x.dtype in FP8_DTYPES:
+            x.copy_(torch.randn(x.shape, generator=generator, device=x.device))
+        else:
+            x.normal_(generator=generator)

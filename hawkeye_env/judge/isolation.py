@@ -66,8 +66,8 @@ BWRAP, OFF = "bwrap", "off"
 # Inside the user namespace the worker is "nobody"; outside it keeps the judge's uid (above).
 SANDBOX_UID = 65534
 # Environment that reaches a worker: exact names, then prefixes (CUDA, Triton and torch settings,
-# library paths, locale). Everything else, secrets included, is dropped.
-PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "TERM")
+# library paths, locale) and the configured task folders. Everything else, secrets included, is dropped.
+PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "TERM", "HAWKEYE_TASK_DIRS")
 PASSED_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "LC_", "OMP_", "MKL_",
                        "OPENBLAS_", "NCCL_DEBUG")
 # Entries of the user's home folder that a worker never sees (mounted over with an empty tmpfs or
@@ -324,6 +324,27 @@ def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable:
     return WorkerProcess(popen, scratch, sandbox_mode == BWRAP)
 
 
+def run_command(argv: list[str], env: dict[str, str], timeout_s: float, device: str = "cpu"):
+    """Run ``argv`` to completion in the sandbox (a fresh scratch folder, removed afterwards; the
+    environment filtered as for workers, then ``env``'s ``PASSED_ENV`` entries and
+    ``TRITON_INTERPRET``); returns the ``subprocess.CompletedProcess`` with text output. Used where
+    a candidate runs outside the judge's worker protocol (``hawkeye units verify --candidate``)."""
+    require()
+    root = os.path.join(scratch_root() or tempfile.gettempdir(), f"hawkeye-workers-{os.getuid()}")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="hawkeye-worker-", dir=root)
+    extra = {"HOME": scratch, "TMPDIR": scratch, "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
+             **{k: v for k, v in env.items() if k == "TRITON_INTERPRET"}}
+    try:
+        if mode() == OFF:
+            return subprocess.run(argv, env={**os.environ, **passed_env(extra)}, cwd=scratch, capture_output=True,
+                                  text=True, timeout=timeout_s, check=False)
+        command = bwrap_command(argv, scratch, device, (), passed_env(extra))
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def tree_rss_bytes(pid: int) -> int:
     """Resident memory of ``pid`` and all its descendants (a sandbox's ``bwrap``, its namespace's
     init and the worker below them)."""
@@ -348,4 +369,4 @@ def tree_rss_bytes(pid: int) -> int:
 
 
 __all__ = ["BWRAP", "ENV", "OFF", "SandboxUnavailable", "WorkerProcess", "bwrap_command", "launch", "mode",
-           "probe", "require", "scratch_root", "tree_rss_bytes"]
+           "probe", "require", "run_command", "scratch_root", "tree_rss_bytes"]

@@ -97,12 +97,16 @@ def judge_batch(
     picker = LanePicker(lanes)
 
     def judge(task: str, source: str) -> Verdict:
-        with picker.take() as lane:
-            verdict = evaluator.evaluate(task, source, device, use_cache, lane=lane)
-        if failed_without_verdict(verdict):
+        try:
             with picker.take() as lane:
-                verdict = evaluator.evaluate(task, source, device, use_cache=False, lane=lane)
-        return verdict
+                verdict = evaluator.evaluate(task, source, device, use_cache, lane=lane)
+            if failed_without_verdict(verdict):
+                with picker.take() as lane:
+                    verdict = evaluator.evaluate(task, source, device, use_cache=False, lane=lane)
+            return verdict
+        except Exception as exc:  # noqa: BLE001 - one candidate's failure never costs the batch
+            return Verdict(task=task, device=device, stage=Stage.RUNTIME_ERROR, source_hash=source_hash(source),
+                           error=f"judge_error: {type(exc).__name__}: {exc}")
 
     unique = dedupe(jobs)
     results: list[Verdict | None] = [None] * len(jobs)

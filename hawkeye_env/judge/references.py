@@ -6,10 +6,16 @@ copies of float64 results) and are computed in the process that also ran candida
 ``reference_in_parent`` the worker ships outputs only and the parent rebuilds every trial's
 inputs and reference model from the trial's seed, exactly as the worker does (``worker._Run``:
 ``Model(*get_init_inputs())`` under ``torch.manual_seed(seed)``, ``randomize_parameters``,
-``make_inputs``), and computes the reference with the worker's own ``reference64``. Timed
+``make_inputs``), and computes the reference with ``reference64``. Timed
 iterations' inputs are rebuilt by replaying the timing harness's refills (``timing._refill`` on a
 generator seeded like ``time_callable``'s), so a kept output is checked against the inputs the
 harness gave the candidate, before the call could touch them.
+
+Next to each float64 reference the parent also runs the reference model in its own (native)
+precision on the same inputs: ``correctness.compare`` calibrates its bounds by the error that
+native output makes (``spec.Tolerance``), and its dtypes are the expected output dtypes (the
+worker's report of them is not trusted). On the GPU that is one extra forward of the task's
+PyTorch reference per trial and kept iteration, next to its float64 forward.
 
 Inputs are drawn on the device the parent compares on (the lane's own GPU, the same model as the
 worker's), so the draws match the worker's bit for bit. Building a reference model and a task's
@@ -19,17 +25,36 @@ concurrent verdicts of a pool cannot interleave their seeds.
 
 from __future__ import annotations
 
+import copy
 import threading
+from dataclasses import dataclass
 
 import torch
 
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-from hawkeye_env.judge.timing import _refill
-from hawkeye_env.judge.worker import reference64
+from hawkeye_env.judge.inputs import refill as _refill
 from hawkeye_env.tasks.registry import task_module
 from hawkeye_env.tasks.spec import TaskSpec
 
 _BUILD_LOCK = threading.Lock()
+
+
+def as_list(out) -> list:
+    """A forward's outputs as a list (a lone tensor becomes one item)."""
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def reference64(ref, inputs: list, keep_float64: bool = False, host: bool = True) -> list:
+    """``ref``'s outputs computed in float64 on float64 copies of the floating inputs, returned as
+    float32 (as float64 when ``keep_float64``, for float64 tasks), on the host unless ``host`` is
+    False (then on the inputs' device)."""
+    ref64 = copy.deepcopy(ref).double()
+    args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    outs = [o.detach() for o in as_list(ref64(*args))]
+    del args
+    outs = [o if o.dtype == torch.float64 and keep_float64 else o.float() for o in outs]
+    return [o.cpu() for o in outs] if host else outs
+
 
 
 def build(spec: TaskSpec, shape: dict, distribution: str, seed: int, device: str) -> tuple[torch.nn.Module, list]:
@@ -49,23 +74,43 @@ def _reference(spec: TaskSpec, ref, inputs: list) -> list:
         return reference64(ref, inputs, keep_float64=spec.dtypes == ("float64",), host=False)
 
 
-def trial_references(spec: TaskSpec, trial: dict, device: str) -> tuple[list, list | None]:
-    """``(references, fresh_references)`` of one planned trial; the second is None unless the
-    trial re-runs the candidate on new inputs (``seed + 1``)."""
+def native_reference(ref, inputs: list) -> list:
+    """``ref``'s outputs in its own precision on ``inputs`` (on their device)."""
+    with torch.no_grad():
+        outs = ref(*inputs)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    return [o.detach() for o in outs]
+
+
+@dataclass
+class TrialReferences:
+    """The parent's references of one planned trial: float64 (``reference``) and native
+    (``native``) outputs, and the same on the fresh inputs (``seed + 1``) when the trial re-runs
+    the candidate on new inputs (else None)."""
+
+    reference: list
+    native: list
+    fresh_reference: list | None = None
+    fresh_native: list | None = None
+
+
+def trial_references(spec: TaskSpec, trial: dict, device: str) -> TrialReferences:
+    """The float64 and native references of one planned trial (``TrialReferences``)."""
     shape, dist, seed = trial["shape"], trial["distribution"], trial["seed"]
     ref, inputs = build(spec, shape, dist, seed, device)
-    refs = _reference(spec, ref, inputs)
-    fresh = None
+    got = TrialReferences(_reference(spec, ref, inputs), native_reference(ref, inputs))
     if trial.get("rerun"):
         with _BUILD_LOCK:
             fresh_inputs = make_inputs(task_module(spec), shape, dist, seed + 1, device)
-        fresh = _reference(spec, ref, fresh_inputs)
-    return refs, fresh
+        got.fresh_reference = _reference(spec, ref, fresh_inputs)
+        got.fresh_native = native_reference(ref, fresh_inputs)
+    return got
 
 
-def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) -> list[list]:
-    """References of the kept timed iterations: the timing inputs (first GPU shape, ``normal``,
-    ``seed``) after each kept iteration's number of refills, replayed once in increasing order."""
+def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) -> list[dict]:
+    """References of the kept timed iterations, ``{"reference": float64, "native": native}``
+    each: the timing inputs (first GPU shape, ``normal``, ``seed``) after each kept iteration's
+    number of refills, replayed once in increasing order."""
     ref, inputs = build(spec, dict(spec.gpu_shapes[0]), "normal", seed, device)
     generator = torch.Generator(device=next(x.device for x in inputs if isinstance(x, torch.Tensor)))
     generator.manual_seed(seed)
@@ -75,8 +120,8 @@ def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) 
         while done < refills[i]:
             _refill(inputs, generator)
             done += 1
-        results[i] = _reference(spec, ref, inputs)
+        results[i] = {"reference": _reference(spec, ref, inputs), "native": native_reference(ref, inputs)}
     return results
 
 
-__all__ = ["build", "kept_references", "trial_references"]
+__all__ = ["TrialReferences", "build", "kept_references", "native_reference", "trial_references"]

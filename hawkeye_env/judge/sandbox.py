@@ -1,15 +1,18 @@
 """Worker processes: start, feed one job, enforce time and memory, decode the reply safely.
 
-Every candidate gets a fresh process forked from a forkserver that has already imported torch and
-triton (a second or more saved per candidate), so no candidate's module-level effects can reach
-another's. The parent enforces a hard wall-clock timeout and polls the worker's resident memory;
-a worker that hangs, exceeds memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a
-malformed reply is killed and reported as a failure with its reason, never skipped. Replies are
-decoded with ``torch.load(weights_only=True)``: tensors and plain containers only. The final reply
-(outputs and references at GPU shapes: 608 MiB for ``gemm_bf16``) is written to a file the parent
-names in the candidate's scratch folder, on ``/dev/shm`` when it has room, and read by the parent
-once the worker is dead; small messages and the fallback go through the pipe. By default the
-worker is a standby that set itself up before the job existed (``standby.py``).
+Every candidate gets a fresh worker process in its own OS sandbox (``isolation.py``: bubblewrap
+namespaces, a read-only file system but for its private scratch folder), started by name
+(``WORKER_TARGET``) so the parent never imports the worker's code; no candidate's effects can
+reach another's verdict, the store or the parent. The parent enforces a hard wall-clock timeout
+and polls the resident memory of the worker's whole process tree; a worker that hangs, exceeds
+memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a malformed reply is killed with
+everything it started and reported as a failure with its reason, never skipped. Replies are
+decoded with ``torch.load(weights_only=True)``: tensors and plain containers only, and then
+checked against the parent's plan (``reply_check.py``). The final reply (the candidate's outputs:
+224 MiB for ``gemm_bf16`` at its GPU shapes) is written to a file the parent names in the
+worker's scratch folder, on ``/dev/shm`` when it has room, and read by the parent once the worker
+is dead; small messages and the fallback go through the socket. By default the worker is a
+standby that set itself up before the job existed (``standby.py``).
 
 On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
 shared before it first touches CUDA and exclusive before it times (a ``lane_request`` message,
@@ -50,7 +53,6 @@ import shutil
 import signal
 import socket
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -81,6 +83,9 @@ OUTPUT_TAIL_BYTES = 3072
 OUTPUT_FILE_MAX_BYTES = 16 << 20
 # Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).
 OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
+# The candidate worker's entry point, named rather than imported: the parent never imports the
+# worker's modules (``hawkeye_env/judge/__init__.py`` lists which module runs where).
+WORKER_TARGET = "hawkeye_env.judge.worker:serve"
 # Set to a folder, every worker profiles its job with cProfile and writes the statistics there.
 PROFILE_ENV = "HAWKEYE_PROFILE_DIR"
 
@@ -134,8 +139,8 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     error (``with_output``).
     """
     from hawkeye_env.judge import standby
-    from hawkeye_env.judge.worker import serve
 
+    serve = WORKER_TARGET
     if lane is not None:
         job = {**job, "lane": candidate_lane_fields(lane)}
     ready = None
@@ -161,18 +166,24 @@ def _copy_profiles(src: str, dest: str) -> None:
         pass
 
 
+def target_name(serve) -> str:
+    """``"module:function"`` of a worker entry point: ``serve`` itself when it is a string, else
+    the module-level function's module and qualified name."""
+    return serve if isinstance(serve, str) else f"{serve.__module__}:{serve.__qualname__}"
+
+
 def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable: tuple[str, ...] = ()):
     """Start ``serve(conn, device, memory_limit_bytes, *extra)`` in a new sandboxed worker
     (``isolation.launch``) whose stdout and stderr go to a new ``WorkerOutput``; returns
-    ``(parent_conn, process, output)``. ``serve`` is named by module and qualified name, so it must
-    be a module-level function; ``extra`` must be JSON. ``writable`` folders are bound read-write
-    (trusted baseline workers' compile caches only). Whoever ends the process cleans it up and
-    closes the output (``_run``, ``Standby.discard``)."""
+    ``(parent_conn, process, output)``. ``serve`` is a ``"module:function"`` name or a
+    module-level function (``target_name``), imported only in the worker; ``extra`` must be JSON.
+    ``writable`` folders are bound read-write (trusted baseline workers' compile caches only).
+    Whoever ends the process cleans it up and closes the output (``_run``, ``Standby.discard``)."""
     output = WorkerOutput.create()
     parent_sock, child_sock = socket.socketpair()
     try:
         fds = (child_sock.fileno(),) + ((output.fd,) if output.fd is not None else ())
-        proc = isolation.launch(f"{serve.__module__}:{serve.__qualname__}", [device, memory_limit_bytes, *extra],
+        proc = isolation.launch(target_name(serve), [device, memory_limit_bytes, *extra],
                                 fds, device, writable=writable)
     except BaseException:
         parent_sock.close()
@@ -181,29 +192,6 @@ def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable:
     finally:
         child_sock.close()
     return Connection(parent_sock.detach()), proc, output
-
-
-def redirect_output(fd: int | None) -> None:
-    """In a worker, before anything else runs: stdin from ``/dev/null``, file descriptors 1 and 2
-    to ``fd`` (``/dev/null`` when there is none: never the judge's own), and fresh line-buffered
-    ``sys.stdout``/``sys.stderr`` on them, so what was printed before a kill is in the file.
-    Subprocesses inherit the descriptors."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - None or closed: nothing to flush
-            pass
-    if fd is None:
-        fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-    os.dup2(null, 0)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(null)
-    if fd not in (1, 2):
-        os.close(fd)
-    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 # Control characters other than tab and newline (C0, DEL, C1): shown escaped, so a candidate's

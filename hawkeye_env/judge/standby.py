@@ -119,7 +119,7 @@ class StandbyPool:
     def take(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> Standby | None:
         """A ready standby for this lane, or None (none was started yet, or it failed); starts
         the replacement either way."""
-        key = (serve.__module__, serve.__qualname__, device, lane, memory_limit_bytes)
+        key = (sandbox.target_name(serve), device, lane, memory_limit_bytes)
         with self._lock:
             if self._pid != os.getpid():  # a forked child: those processes are not its children
                 self._idle, self._pid = {}, os.getpid()

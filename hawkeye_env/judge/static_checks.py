@@ -1,46 +1,171 @@
 """Static checks on candidate source, run in the trusted parent without importing it.
 
-Each rule names the reward hack it blocks (numbers refer to REWARD_HACKS.md). The rules are an
-allowlist where that is possible (imports) and a denylist of escape hatches otherwise (builtins
-that patch, introspect or execute strings; dunder and private attributes; module state). Run-time
-guards in the worker (``guards.py``) back every rule up, so a rule that misses a spelling is not
-the only line of defence.
+A fast first filter, not the defence: it rejects what no honest Triton candidate writes before a
+worker is started. The defence is that nothing the verdict trusts is computed in the candidate's
+process (REWARD_HACKS.md #19-#21: OS sandbox per worker, parent-side validation of every reply),
+so a spelling these rules miss must still not forge a verdict. Numbers refer to REWARD_HACKS.md.
 
-Covered: imports outside the allowlist (#4 threads/processes, #6 patching via sys/inspect/gc,
-#8 host-side numpy fallbacks), string execution and reflection builtins (#6), dunder and private
-attributes of modules (#6), assignment to attributes of imported modules (#6), ``global`` and
-``nonlocal`` (#7 caches across calls), timer/stream/graph/compile APIs (#3, #6, #8), precision
-flags (#10) and host copies of tensors (#8).
-Not covered statically (left to run-time guards): torch compute ops (#8, the op recorder), decoy
-kernels (#9, the launch counter), input mutation (#2), lazy outputs (#5), caches keyed on
-pointers (#7, fresh inputs), impossible timings (#15, roofline floor).
+The rules are allowlists (#18), applied to every node whatever object it is read from, so binding
+a module to another name changes nothing:
+
+- syntax: only the node types in ``ALLOWED_NODES`` (imports, functions, classes, assignments,
+  control flow, ``try``/``with``, comprehensions, lambdas, f-strings, arithmetic, calls,
+  subscripts). ``match`` (class patterns read attributes with no ``ast.Attribute``), walrus,
+  ``yield``, ``async``, ``except*`` and class keywords (``metaclass=``) are findings; so are
+  ``global``/``nonlocal`` (#7) and trees nested deeper than ``MAX_AST_DEPTH`` (#23: the walk is
+  iterative and never raises, whatever the depth);
+- imports: the modules in ``IMPORTABLE`` and the kernel modules of ``units/`` (#4, #6, #8); a
+  ``from M import n`` name must be on ``M``'s attribute allowlist;
+- module attributes: a name read from a module must be on that module's list in
+  ``MODULE_ATTRIBUTES`` (``torch``, ``torch.nn``, ``torch.nn.functional``, ``torch.cuda``,
+  ``triton``, ``triton.language`` and its ``libdevice``, ``math``, ``typing``, ``dataclasses``,
+  the public top-level definitions of each unit module). Submodules the lists do not name
+  (``torch.sys``, ``F.np``, ``dataclasses.builtins``, ``typing.sys``...) are unreachable, and a
+  module may only be the base of an attribute read, never a value (``t = torch``, ``[torch][0]``,
+  ``f(torch)``, default arguments);
+- other attributes (tensors, dtypes, descriptors, containers, the candidate's own objects): the
+  names in ``OBJECT_ATTRIBUTES``, names a class body of the source defines (fields, methods,
+  constants; on any object, as the checker has no types) and names the source assigns as
+  ``self.x`` (on ``self`` only). A ``_private`` name is allowed only as ``self._x`` that the source
+  defines; dunders only ``__init__`` and ``__name__``. ``str.format`` only on a literal whose
+  fields read no attribute or index (``"{0.__class__}"``);
+- names: builtins outside ``ALLOWED_BUILTINS`` (``getattr``, ``vars``, ``type``, ``object``,
+  ``eval``, ``open``...) are findings unless the name is a parameter of an enclosing function;
+- always forbidden, on any object and ahead of the allowlists (their messages name the hack):
+  ``FORBIDDEN_ATTRIBUTES`` (#3 streams and events, #8 host copies and ``ops``, #10 precision flags),
+  frame/code/generator prefixes, dunder definitions other than ``__init__``, and assignment to any
+  attribute not rooted at ``self`` (#6 patching).
+
+Not covered statically (left to run-time guards and the sandbox): torch compute ops (#8, the op
+recorder), decoy kernels (#9, the launch counter), input mutation (#2), lazy outputs (#5), caches
+keyed on pointers or held in module-level containers (#7, fresh inputs), impossible timings (#15),
+a method whose ``self`` is bound to a foreign object by an explicit call (``C.f(torch.Tensor)``),
+a class-body name that unlocks the same public name on a foreign object (the always-forbidden
+names cover those known to reach host copies, pointers, frames or host callbacks), and anything
+reachable through a value an allowed function returns that the lists do not foresee.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
+import re
+import string
 import threading
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
-ALLOWED_IMPORTS: frozenset[str] = frozenset(
+# Modules a candidate may import. Unit kernel modules are added from ``units/`` (``_unit_modules``).
+IMPORTABLE: frozenset[str] = frozenset(
     {
         "torch", "torch.nn", "torch.nn.functional", "triton", "triton.language",
         "triton.language.extra", "triton.language.extra.libdevice", "triton.language.extra.cuda",
-        "triton.tools.tensor_descriptor", "math", "typing", "__future__", "dataclasses", "units",
+        "triton.language.extra.cuda.libdevice", "triton.tools", "triton.tools.tensor_descriptor",
+        "math", "typing", "__future__", "dataclasses",
     }
 )
-ALLOWED_IMPORT_PREFIXES: tuple[str, ...] = ("units.",)
 
-FORBIDDEN_BUILTINS: frozenset[str] = frozenset(
-    {
-        "eval", "exec", "compile", "__import__", "open", "globals", "locals", "vars", "getattr",
-        "setattr", "delattr", "breakpoint", "input", "exit", "quit", "memoryview", "help",
-        "__builtins__", "__loader__", "__spec__",
-    }
-)
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DTYPES = _names("""
+    float16 float32 float64 bfloat16 half float double int8 int16 int32 int64 uint8 uint16 uint32
+    uint64 bool long int float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu
+    float4_e2m1fn_x2 complex64""")
+# triton.language: its public names in triton 3.9 (kernels are compiled, or run by the CPU
+# interpreter), less the submodules ``core``, ``standard``, ``random``, ``target_info``.
+_TL = _names("""
+    PropagateNan TRITON_MAX_TENSOR_NUMEL abs add aggregate_replace arange argmax argmin
+    associative_scan assume atomic_add atomic_and atomic_cas atomic_load atomic_max atomic_min
+    atomic_or atomic_poll atomic_store atomic_xchg atomic_xor bfloat16 bitonic_merge block_type
+    broadcast broadcast_to cast cat cdiv ceil clamp condition const constexpr constexpr_type cos
+    cumprod cumsum debug_barrier device_assert device_print div_rn dot dot_scaled dtype erf exp
+    exp2 expand_dims expect_zero fdiv flip float16 float32 float64 float8e4b15 float8e4b8
+    float8e4nv float8e5 float8e5b16 floor fma full gather histogram inline_asm_elementwise int1
+    int16 int32 int64 int8 interleave join load load_tensor_descriptor log log2 make_block_ptr
+    make_tensor_descriptor map_elementwise max max_constancy max_contiguous maximum min minimum
+    mul multiple_of num_programs pair_uniform_to_normal permute philox philox_impl pi32_t
+    pointer_type program_id rand rand4x randint randint4x randn randn4x range ravel reduce
+    reduce_or reshape rsqrt sigmoid sin slice softmax sort split sqrt sqrt_rn squeeze
+    static_assert static_print static_range store store_tensor_descriptor str_to_ty sub sum
+    swizzle2d tensor tensor_descriptor tensor_descriptor_type to_tensor topk trans tuple tuple_type
+    uint16 uint32 uint64 uint8 uint_to_uniform_float umulhi unsqueeze view void where xor_sum
+    zeros zeros_like extra math""")
+# Allowed attribute names per module path. A name that is itself a key is a submodule.
+MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "torch": _DTYPES | _names("""
+        nn cuda Tensor Size device dtype finfo iinfo no_grad inference_mode is_tensor
+        promote_types result_type get_default_dtype empty empty_like empty_strided zeros zeros_like
+        ones ones_like full full_like arange linspace tensor as_tensor as_strided randn rand
+        randint cat stack split chunk where clamp maximum minimum max min sum mean amax amin abs
+        exp exp2 log sqrt rsqrt tanh sigmoid softmax matmul mm bmm addmm add sub mul div neg
+        transpose permute reshape flatten broadcast_to broadcast_tensors"""),
+    "torch.nn": _names("""
+        Module Parameter Buffer ModuleList ModuleDict ParameterList ParameterDict Sequential
+        Identity Linear Embedding LayerNorm RMSNorm Conv1d Conv2d Conv3d Dropout ReLU GELU SiLU
+        Softmax functional"""),
+    "torch.nn.functional": _names("""
+        softmax log_softmax gelu silu relu sigmoid tanh layer_norm rms_norm linear cross_entropy
+        scaled_dot_product_attention pad dropout normalize"""),
+    "torch.cuda": _names("""
+        is_available device_count current_device get_device_name get_device_capability
+        get_device_properties"""),
+    "triton": _names("""
+        jit autotune heuristics Config cdiv next_power_of_2 set_allocator language tools
+        reinterpret CompilationError OutOfResources"""),
+    "triton.tools": _names("tensor_descriptor"),
+    "triton.tools.tensor_descriptor": _names("TensorDescriptor"),
+    "triton.language": _TL,
+    "triton.language.math": _names("""
+        abs ceil cos div_rn erf exp exp2 fdiv floor fma log log2 rsqrt sin sqrt sqrt_rn umulhi"""),
+    "triton.language.extra": _names("libdevice cuda"),
+    "triton.language.extra.cuda": _names("libdevice"),
+    "math": _names("""
+        acos acosh asin asinh atan atan2 atanh cbrt ceil comb copysign cos cosh degrees dist e erf
+        erfc exp exp2 expm1 fabs factorial floor fmod frexp fsum gamma gcd hypot inf isclose
+        isfinite isinf isnan isqrt lcm ldexp lgamma log log10 log1p log2 modf nan nextafter perm pi
+        pow prod radians remainder sin sinh sqrt tan tanh tau trunc ulp"""),
+    # Not get_type_hints or ForwardRef: both evaluate annotation strings.
+    "typing": _names("Any Callable ClassVar Dict Final Iterable List Literal Optional Sequence Tuple Union"),
+    "dataclasses": _names("dataclass field fields replace asdict astuple"),
+    "__future__": _names("annotations"),
+}
+# libdevice modules hold only extern math functions (a test checks it): any lowercase name.
+_LIBDEVICE = frozenset({"triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"})
+_LIBDEVICE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+# Attribute names allowed on values that are not modules: tensors, dtypes, devices, TMA
+# descriptors, Triton configs and kernels, containers and strings, nn.Module helpers.
+OBJECT_ATTRIBUTES: frozenset[str] = _DTYPES | _names("""
+    shape stride dtype device is_contiguous contiguous view reshape numel size dim ndim t T mT to
+    flatten permute transpose unsqueeze squeeze expand expand_as view_as reshape_as element_size
+    storage_offset is_cuda is_floating_point new_empty new_zeros new_ones new_full zero_ fill_
+    copy_ clone detach requires_grad data chunk split narrow select unbind sum mean max min amax
+    amin abs exp log sqrt rsqrt sigmoid add add_ sub mul mul_ div matmul softmax
+    type index itemsize element_ty primitive_bitwidth name multi_processor_count major minor
+    value kwargs num_warps num_stages num_ctas block_shape base strides from_tensor load store
+    trans broadcast_to expand_dims cast
+    weight bias eps training register_buffer register_parameter parameters forward
+    append extend insert pop items keys values get update setdefault count join split strip
+    startswith endswith replace lower upper args""")
+
+ALLOWED_BUILTINS: frozenset[str] = _names("""
+    range len min max abs sum round divmod pow isinstance issubclass int float bool str tuple list
+    dict set frozenset slice bytes bytearray zip enumerate reversed sorted all any map filter super property
+    staticmethod classmethod print repr NotImplemented Ellipsis Exception ValueError TypeError
+    KeyError IndexError RuntimeError NotImplementedError AssertionError ArithmeticError
+    ZeroDivisionError OverflowError AttributeError SystemExit""")
+_BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins)) | {"__builtins__"}
+# Dunder names reported as forbidden calls (the others as forbidden attributes).
+_FORBIDDEN_DUNDER_NAMES: frozenset[str] = frozenset({"__builtins__", "__import__", "__loader__", "__spec__"})
+ALLOWED_DUNDERS: frozenset[str] = frozenset({"__init__", "__name__"})
 
 # Attribute names that reach timers, streams, graphs, compilers, precision flags, host copies or
-# raw pointers, whatever object they are read from.
+# raw pointers, whatever object they are read from or define: checked before the allowlists so
+# that the finding names the hack.
 FORBIDDEN_ATTRIBUTES: dict[str, str] = {
     **{a: "timer or synchronisation API (#3, #6)" for a in (
         "Event", "elapsed_time", "synchronize", "perf_counter", "cudart")},
@@ -52,27 +177,40 @@ FORBIDDEN_ATTRIBUTES: dict[str, str] = {
         "load_inline", "hub", "utils", "backends", "inductor", "export")},
     **{a: "changes numeric precision flags (#10)" for a in (
         "set_float32_matmul_precision", "allow_tf32", "allow_bf16_reduced_precision_reduction",
-        "allow_fp16_reduced_precision_reduction", "set_default_dtype", "use_deterministic_algorithms")},
+        "allow_fp16_reduced_precision_reduction", "set_default_dtype", "use_deterministic_algorithms",
+        "autocast")},
     **{a: "host copy or raw pointer of a tensor (#7, #8)" for a in (
-        "numpy", "tolist", "from_numpy", "frombuffer", "data_ptr", "untyped_storage", "storage",
-        "set_allocator_settings", "memory", "caching_allocator_alloc")},
+        "numpy", "tolist", "from_numpy", "frombuffer", "data_ptr", "untyped_storage",
+        "storage", "set_allocator_settings", "memory", "caching_allocator_alloc")},
+    **{a: "runs a Python callback per element on the host (#8)" for a in ("apply_", "map_", "map2_")},
     **{a: "patches or inspects the judge (#6)" for a in (
         "runtime", "compiler", "testing", "knobs", "set_per_process_memory_fraction",
         "manual_seed", "seed", "get_rng_state", "set_rng_state", "modules")},
-    # torch re-exports stdlib modules as attributes (torch.sys, torch.os, ...): the import
-    # allowlist alone would let ``torch.sys.modules`` reach the judge's own modules.
     **{a: "stdlib module reached through an attribute (#4, #6)" for a in (
         "sys", "os", "threading", "ctypes", "inspect", "importlib", "builtins", "subprocess",
         "multiprocessing", "gc", "signal", "socket", "shutil", "pickle", "io", "pathlib", "types",
         "weakref", "atexit", "functools", "concurrent", "asyncio", "platform", "tempfile",
         "distributed", "package", "serialization", "save", "from_file")},
 }
-# Frame, code and traceback attributes reach the globals of any function on the stack (#6).
+# Frame, code, generator and traceback attributes reach the globals of any function (#6).
 FORBIDDEN_ATTRIBUTE_PREFIXES: tuple[str, ...] = ("f_", "gi_", "cr_", "ag_", "tb_", "co_")
-# Names that are fine on Triton's ``tl`` but not on torch (``torch.load`` reads files: #7).
-FORBIDDEN_TORCH_ATTRIBUTES: frozenset[str] = frozenset({"load"})
 
-ALLOWED_DUNDERS: frozenset[str] = frozenset({"__init__", "__name__"})
+_n = ast  # node types below, spelled short
+ALLOWED_NODES: frozenset[type] = frozenset({
+    _n.Module, _n.FunctionDef, _n.ClassDef, _n.Return, _n.Delete, _n.Assign, _n.AugAssign,
+    _n.AnnAssign, _n.For, _n.While, _n.If, _n.With, _n.withitem, _n.Raise, _n.Try,
+    _n.ExceptHandler, _n.Assert, _n.Import, _n.ImportFrom, _n.alias, _n.Expr, _n.Pass, _n.Break,
+    _n.Continue, _n.BoolOp, _n.BinOp, _n.UnaryOp, _n.Lambda, _n.IfExp, _n.Dict, _n.Set,
+    _n.ListComp, _n.SetComp, _n.DictComp, _n.GeneratorExp, _n.comprehension, _n.Compare, _n.Call,
+    _n.keyword, _n.FormattedValue, _n.JoinedStr, _n.Constant, _n.Attribute, _n.Subscript,
+    _n.Starred, _n.Name, _n.List, _n.Tuple, _n.Slice, _n.arguments, _n.arg, _n.Load, _n.Store,
+    _n.Del, *(getattr(_n, c) for c in (
+        "And Or Add Sub Mult MatMult Div Mod Pow LShift RShift BitOr BitXor BitAnd FloorDiv Invert "
+        "Not UAdd USub Eq NotEq Lt LtE Gt GtE Is IsNot In NotIn").split()),
+})
+# Deeper than any honest kernel (the corpus of expert solutions and unit seeds peaks at 15) and
+# than CPython's own limit of 200 nested brackets; a 700-term sum is 700 deep.
+MAX_AST_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -84,93 +222,312 @@ class Finding:
     message: str
 
 
-class _Checker(ast.NodeVisitor):
-    def __init__(self) -> None:
+_UNITS_ROOT = Path(__file__).resolve().parents[2] / "units"
+# Files of a unit that are not kernel modules (references, metadata, the package's exports).
+_UNIT_NON_KERNEL_FILES = frozenset({"__init__.py", "meta.py", "naive.py", "reference.py"})
+
+
+def _top_level_names(path: Path) -> frozenset[str]:
+    """Public names a trusted unit module defines by ``def``, ``class`` or assignment (not imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+@cache
+def _unit_modules() -> dict[str, frozenset[str]]:
+    """``units.<unit>.<module>`` kernel modules (and ``units.block_scaled_fp4``) with their public
+    names, plus the packages leading to them; harness, index, inputs and spec stay out (#4)."""
+    found: dict[str, frozenset[str]] = {}
+    files = [p for p in _UNITS_ROOT.glob("*/*.py") if p.name not in _UNIT_NON_KERNEL_FILES]
+    files += [p for p in [_UNITS_ROOT / "block_scaled_fp4.py"] if p.is_file()]
+    packages: dict[str, set[str]] = {"units": set()}
+    for path in sorted(files):
+        try:
+            names = _top_level_names(path)
+        except (OSError, SyntaxError, ValueError):  # an unreadable unit is not importable
+            continue
+        parts = ["units", *path.relative_to(_UNITS_ROOT).with_suffix("").parts]
+        found[".".join(parts)] = names
+        for i in range(1, len(parts)):
+            packages.setdefault(".".join(parts[:i]), set()).add(parts[i])
+    return {**{k: frozenset(v) for k, v in packages.items()}, **found}
+
+
+def _module_attributes(path: str) -> frozenset[str] | None:
+    """The attribute names allowed on module ``path``, or None if ``path`` is not a known module."""
+    if path in MODULE_ATTRIBUTES:
+        return MODULE_ATTRIBUTES[path]
+    if path in _LIBDEVICE:
+        return None
+    return _unit_modules().get(path)
+
+
+def _attribute_allowed_on_module(path: str, name: str) -> bool:
+    if path in _LIBDEVICE:
+        return bool(_LIBDEVICE_NAME.match(name)) and name != "core"
+    allowed = _module_attributes(path)
+    return allowed is not None and name in allowed
+
+
+def _is_module(path: str) -> bool:
+    return path in _LIBDEVICE or _module_attributes(path) is not None
+
+
+def _importable(module: str) -> bool:
+    return module in IMPORTABLE or (module.startswith("units.") and module in _unit_modules())
+
+
+def _format_fields_safe(text: str) -> bool:
+    """True if ``text.format(...)`` reads no attribute or index of its arguments (nested specs
+    included, iteratively: a crafted spec could nest thousands deep)."""
+    pending = [(text, 0)]
+    while pending:
+        text, level = pending.pop()
+        if level > 2:  # str.format itself stops at two levels ("Max string recursion exceeded")
+            return False
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError:
+            return False
+        for _, field, spec, _ in parsed:
+            if field is not None and ("." in field or "[" in field):
+                return False
+            if spec:
+                pending.append((spec, level + 1))
+    return True
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b[...].c`` for an attribute chain, without recursion (``ast.unparse`` recurses)."""
+    parts: list[str] = []
+    for _ in range(32):
+        if isinstance(node, ast.Attribute):
+            parts.append("." + node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[...]")
+            node = node.value
+        elif isinstance(node, ast.Call):
+            parts.append("()")
+            node = node.func
+        else:
+            break
+    if isinstance(node, ast.Name):
+        root = node.id
+    elif isinstance(node, ast.Constant):
+        root = repr(node.value)[:40]
+    else:
+        root = f"<{type(node).__name__.lower()}>"
+    return root + "".join(reversed(parts))
+
+
+def _chain_root(node: ast.AST) -> ast.AST:
+    for _ in range(MAX_AST_DEPTH):
+        if not isinstance(node, (ast.Attribute, ast.Subscript)):
+            break
+        node = node.value
+    return node
+
+
+class _Checker:
+    """One pass over a parsed module; ``run`` never raises for a parsed tree."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
         self.findings: list[Finding] = []
-        self.module_aliases: set[str] = set()
-        self.torch_aliases: set[str] = set()
+        self.modules: dict[str, str] = {}  # local name -> module path
+        self.on_self: set[str] = set()  # attribute names the source assigns as self.x
+        self.in_classes: set[str] = set()  # names the source's class bodies define
+        self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
-        self.findings.append(Finding(code, getattr(node, "lineno", 0), message))
+        self.findings.append(Finding(code, getattr(node, "lineno", self.line), message))
 
-    @staticmethod
-    def _allowed(module: str) -> bool:
-        return module in ALLOWED_IMPORTS or module.startswith(ALLOWED_IMPORT_PREFIXES)
+    def _collect(self) -> None:
+        """Module aliases and defined attribute names, read before the checks (order-free)."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    local, path = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                    if _is_module(path):
+                        self.modules[local] = path
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if _is_module(f"{node.module}.{a.name}"):
+                        self.modules[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                root = _chain_root(node)
+                if isinstance(root, ast.Name) and root.id == "self":
+                    self.on_self.add(node.attr)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.ClassDef)):
+                        self.in_classes.add(item.name)
+                    elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                        for t in item.targets if isinstance(item, ast.Assign) else [item.target]:
+                            if isinstance(t, ast.Name):
+                                self.in_classes.add(t.id)
 
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if not self._allowed(alias.name):
-                self._add("forbidden_import", node, f"import {alias.name} is not allowed")
-            self.module_aliases.add((alias.asname or alias.name).split(".")[0])
-            if alias.name == "torch":
-                self.torch_aliases.add(alias.asname or "torch")
-        self.generic_visit(node)
+    def _module_of(self, node: ast.AST) -> str | None:
+        """The module path ``node`` evaluates to (``F`` -> ``torch.nn.functional``), else None."""
+        attrs: list[str] = []
+        while isinstance(node, ast.Attribute) and len(attrs) < MAX_AST_DEPTH:
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.modules:
+            return None
+        path = self.modules[node.id]
+        for attr in reversed(attrs):
+            if not _is_module(f"{path}.{attr}") or not _attribute_allowed_on_module(path, attr):
+                return None
+            path = f"{path}.{attr}"
+        return path
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+    def run(self) -> list[Finding]:
+        self._collect()
+        # (node, parent, depth, parameter names of the enclosing functions, parent's line)
+        stack: list[tuple[ast.AST, ast.AST | None, int, frozenset[str], int]] = [(self.tree, None, 1, frozenset(), 0)]
+        too_deep = False
+        while stack:
+            node, parent, depth, params, line = stack.pop()
+            self.line = getattr(node, "lineno", line)
+            if depth > MAX_AST_DEPTH:
+                if not too_deep:
+                    too_deep = True
+                    self._add("forbidden_call", node, f"the syntax tree nests more than {MAX_AST_DEPTH} levels "
+                              "deep: no kernel needs that, and deep trees crash parent-side tools (#23)")
+                continue
+            self._check(node, parent, params)
+            inner = params
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                a = node.args
+                inner = params | {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            body = node.body if isinstance(node, (ast.FunctionDef, ast.Lambda)) else ()
+            body_ids = {id(b) for b in (body if isinstance(body, list) else [body])} if body else set()
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, node, depth + 1, inner if id(child) in body_ids else params, self.line))
+        return self.findings
+
+    def _check(self, node: ast.AST, parent: ast.AST | None, params: frozenset[str]) -> None:
+        kind = type(node)
+        if kind in (ast.Global, ast.Nonlocal):
+            word = "global" if kind is ast.Global else "nonlocal"
+            self._add("global_state", node, f"{word} {', '.join(node.names)}: module state across calls (#7)")
+        elif kind not in ALLOWED_NODES:
+            code = "forbidden_attribute" if kind.__name__.startswith("Match") else "forbidden_call"
+            self._add(code, node, f"syntax {kind.__name__} is not allowed in a candidate (#18)")
+        elif kind is ast.comprehension and node.is_async:
+            self._add("forbidden_call", node, "syntax async comprehension is not allowed in a candidate (#18)")
+        elif kind is ast.Import:
+            self._import(node)
+        elif kind is ast.ImportFrom:
+            self._import_from(node)
+        elif kind is ast.Name:
+            self._name(node, parent, params)
+        elif kind is ast.Attribute:
+            self._attribute(node, parent)
+        elif kind is ast.arg and node.arg.startswith("__"):
+            self._add("forbidden_attribute", node, f"name {node.arg} is not allowed")
+        elif kind is ast.FunctionDef:
+            if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
+                self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
+        elif kind is ast.ClassDef and node.keywords:
+            self._add("forbidden_call", node,
+                      f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
+        elif kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "super" and (
+                node.args or node.keywords):
+            self._add("forbidden_call", node, "super() with arguments is not allowed: call it bare (#18)")
+
+    def _import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if not _importable(a.name):
+                self._add("forbidden_import", node, f"import {a.name} is not allowed")
+            if (a.asname or "").startswith("__"):
+                self._add("forbidden_attribute", node, f"name {a.asname} is not allowed")
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        if node.level or not self._allowed(module):
+        if node.level or not _importable(module):
             self._add("forbidden_import", node, f"from {'.' * node.level}{module} import is not allowed")
-        for alias in node.names:
-            full = f"{module}.{alias.name}"
-            if alias.name == "*":
+            return
+        for a in node.names:
+            if a.name == "*":
                 self._add("forbidden_import", node, f"from {module} import * is not allowed")
-            elif self._allowed(full) or module == "__future__":
-                self.module_aliases.add(alias.asname or alias.name)
-            self._check_attr_name(alias.name, node)
-        self.generic_visit(node)
+            elif not self._forbidden_name(a.name, node) and not _attribute_allowed_on_module(module, a.name):
+                self._add("forbidden_attribute", node, f"from {module} import {a.name}: {a.name} is not on "
+                          f"the allowlist of {module}")
+            if (a.asname or "").startswith("__"):
+                self._add("forbidden_attribute", node, f"name {a.asname} is not allowed")
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in FORBIDDEN_BUILTINS:
-            self._add("forbidden_call", node, f"use of {node.id} is not allowed")
-        elif node.id.startswith("__") and node.id not in ALLOWED_DUNDERS:
-            self._add("forbidden_attribute", node, f"name {node.id} is not allowed")
-        self.generic_visit(node)
+    def _name(self, node: ast.Name, parent: ast.AST | None, params: frozenset[str]) -> None:
+        name = node.id
+        if name in self.modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
+            self._add("forbidden_attribute", node, f"module {name} used as a value: only its attributes may "
+                      "be read (aliases would escape the allowlist, #18)")
+        elif name in _FORBIDDEN_DUNDER_NAMES:
+            self._add("forbidden_call", node, f"use of {name} is not allowed")
+        elif name.startswith("__") and name not in ALLOWED_DUNDERS:
+            self._add("forbidden_attribute", node, f"name {name} is not allowed")
+        elif name in _BUILTIN_NAMES and name not in ALLOWED_BUILTINS and name not in params:
+            self._add("forbidden_call", node, f"use of {name} is not allowed")
 
-    def _check_attr_name(self, attr: str, node: ast.AST) -> None:
+    def _forbidden_name(self, attr: str, node: ast.AST) -> bool:
+        """The rules that hold on every object; True if one fired."""
         if attr.startswith("__") and attr.endswith("__") and attr not in ALLOWED_DUNDERS:
             self._add("forbidden_attribute", node, f"dunder attribute {attr} is not allowed")
         elif attr in FORBIDDEN_ATTRIBUTES:
             self._add("forbidden_call", node, f"{attr}: {FORBIDDEN_ATTRIBUTES[attr]}")
         elif attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
             self._add("forbidden_attribute", node, f"{attr}: frame or code object attribute")
+        else:
+            return False
+        return True
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._check_attr_name(node.attr, node)
-        root = node.value
-        if node.attr in FORBIDDEN_TORCH_ATTRIBUTES and self._root_name(node) in self.torch_aliases:
-            self._add("forbidden_call", node, f"torch.{node.attr} reads files (#7)")
-        if (
-            isinstance(root, ast.Name)
-            and root.id in self.module_aliases
-            and node.attr.startswith("_")
-            and not node.attr.startswith("__")
-        ):
-            self._add("forbidden_attribute", node, f"private attribute {root.id}.{node.attr}")
-        if isinstance(node.ctx, (ast.Store, ast.Del)) and self._rooted_in_module(node):
-            self._add("forbidden_attribute", node, f"assigning to {ast.unparse(node)} patches a module")
-        self.generic_visit(node)
-
-    @staticmethod
-    def _root_name(node: ast.AST) -> str | None:
-        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-            node = node.func if isinstance(node, ast.Call) else node.value
-        return node.id if isinstance(node, ast.Name) else None
-
-    def _rooted_in_module(self, node: ast.AST) -> bool:
-        return self._root_name(node) in self.module_aliases
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
-            self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
-        self.generic_visit(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Global(self, node: ast.Global) -> None:
-        self._add("global_state", node, f"global {', '.join(node.names)}: module state across calls")
-
-    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
-        self._add("global_state", node, f"nonlocal {', '.join(node.names)}: state across calls")
+    def _attribute(self, node: ast.Attribute, parent: ast.AST | None) -> None:
+        attr, text = node.attr, _dotted(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = _chain_root(node)
+            if isinstance(root, ast.Name) and root.id in self.modules:
+                self._add("forbidden_attribute", node, f"assigning to {text} patches a module (#6)")
+            elif not (isinstance(root, ast.Name) and root.id == "self"):
+                self._add("forbidden_attribute", node, f"assigning to {text}: only attributes of self may "
+                          "be assigned (#6)")
+        if self._forbidden_name(attr, node):
+            return
+        module = self._module_of(node.value)
+        if module is not None:
+            if module == "torch" and attr == "load":
+                self._add("forbidden_call", node, "torch.load reads files (#7)")
+            elif attr.startswith("_"):
+                self._add("forbidden_attribute", node, f"private attribute {text}")
+            elif not _attribute_allowed_on_module(module, attr):
+                self._add("forbidden_attribute", node, f"{text}: {attr} is not on the allowlist of {module}")
+            elif _is_module(f"{module}.{attr}") and not isinstance(parent, ast.Attribute):
+                self._add("forbidden_attribute", node, f"module {text} used as a value: only its attributes "
+                          "may be read (aliases would escape the allowlist, #18)")
+        elif attr in ("format", "format_map"):
+            value = node.value
+            if attr == "format_map" or not (isinstance(value, ast.Constant) and isinstance(value.value, str)
+                                            and _format_fields_safe(value.value)):
+                self._add("forbidden_attribute", node, f"{attr} reads attributes by name: only a literal "
+                          "'...'.format whose fields have no '.' or '[' is allowed (#18)")
+        elif attr in ALLOWED_DUNDERS or attr in OBJECT_ATTRIBUTES:
+            return
+        else:
+            on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+            defined = on_self and (attr in self.on_self or attr in self.in_classes)
+            if attr.startswith("_") and not defined:
+                self._add("forbidden_attribute", node, f"private attribute {text}: only self._x that the "
+                          "candidate defines may be read")
+            elif not defined and attr not in self.in_classes:
+                self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
+                          "(nor defined by the candidate)")
 
 
 _PARSE_LOCK = threading.Lock()
@@ -189,8 +546,13 @@ def parse_source(source: str) -> ast.Module:
 
 
 def check_source(source: str) -> list[Finding]:
-    """All static findings for ``source``; raises ``SyntaxError`` if it does not parse."""
+    """All static findings for ``source``; raises ``SyntaxError`` if it does not parse. Never raises
+    for a source that parses, however deep its tree: a failure of the checker itself is a finding
+    (#23), so one candidate cannot lose the batch."""
     tree = parse_source(source)
-    checker = _Checker()
-    checker.visit(tree)
-    return sorted(set(checker.findings), key=lambda f: (f.line, f.code, f.message))
+    try:
+        findings = _Checker(tree).run()
+    except Exception as exc:  # noqa: BLE001 - the error boundary of one candidate
+        findings = [Finding("forbidden_call", 0, f"the static checker failed on this source "
+                            f"({type(exc).__name__}); rejected rather than trusted (#23)")]
+    return sorted(set(findings), key=lambda f: (f.line, f.code, f.message))

@@ -1,34 +1,54 @@
-"""Device timing in the worker: CUDA events, fresh inputs, L2 flush, a CV gate with retries.
+"""Device timing in the worker: CUDA events behind a GPU spin, fresh inputs, L2 flush, clock checks.
 
-Method (applied identically to candidates and baselines):
+Method (applied identically to candidates and every baseline: eager, torch.compile, vendor):
 - warm-up calls first (at least ``WARMUP_S`` of wall time), so compilation, autotuning and clock
-  ramp-up stay out of the numbers;
-- every iteration gets inputs refilled in place with fresh random values (REWARD_HACKS #7), then an
-  L2 flush (a write of ``L2_FLUSH_FACTOR`` x the L2 size, #14), then a device synchronize;
-- the iteration is timed twice: CUDA events on the current stream, and the host wall clock from
-  before the launch to after a full device synchronize. Work on another stream or a host thread
-  escapes the events but not the wall clock (#3); the verdict compares the two medians;
-- median and IQR over ``iters``; if the coefficient of variation exceeds ``CV_GATE`` the
-  measurement is repeated up to ``retries`` times (the Hawkeye harness redoes timings with
-  CV > 0.05);
-- outputs of a few iterations, picked by the caller's seed, are kept so the verdict can check that
-  timed outputs match their own inputs (a cache returning stale results fails, #7).
+  ramp-up stay out of the numbers; their median host enqueue time sizes the spin below;
+- every timed iteration gets inputs refilled in place with fresh random values (REWARD_HACKS #7),
+  then an L2 flush (a write of ``L2_FLUSH_FACTOR`` x the L2 size, #14), then a device synchronize;
+- device time: a GPU spin (``torch.cuda._sleep``, ``spin_cycles`` of the warm-up enqueue) is
+  queued before the start event, so the host enqueues the whole call while the GPU is still
+  spinning and the events bound the device's work alone, the host launch kept out;
+- clock checks: in every round, ``clock_check_count(iters)`` iterations chosen by the seed's RNG
+  (unknown to the callee) are timed without the spin, the host wall clock running from before the
+  call to after a full device synchronize. Work on another stream or a host thread escapes the
+  events but not that wall clock (#3, #4): ``clock_violation`` compares the two. The same
+  iterations give the host launch time, ``time.perf_counter`` around the call without a
+  synchronize, while the GPU starts idle (behind a spin, a call that synchronises inside would
+  count the spin as its own host time);
+- rounds: ``TIMING_ROUNDS`` rounds of ``iters`` iterations; a round whose coefficient of
+  variation exceeds ``CV_GATE`` is redone, up to ``retries`` extra rounds (the Hawkeye harness
+  redoes timings with CV > 0.05). The device time is the median of the per-round medians of the
+  rounds that passed (all rounds when none did), over non-check iterations only;
+- outputs of a few iterations, picked by the seed, are kept so the verdict can check that timed
+  outputs match their own inputs (a cache returning stale results fails, #7).
 
-The judge times the whole call, host launch included, as a user calling the kernel once pays it.
-``hide_launch=True`` (the units harness) instead queues a GPU spin before the start event, long
-enough for the host to enqueue every launch of the call behind it, so the events bound the
-device's work alone: what a kernel-level metric compares. The wall clock then includes the spin.
+The score reads ``scored_ms = max(median_ms, host_launch_ms)``: the call's steady-state time when
+issued back to back, where the GPU runs one call while the host enqueues the next. A call whose
+host work is slower than its device work is host-bound and shows as slow.
+``hide_launch=False`` times the whole call instead (no spin in any iteration; ``method``
+``"whole_call"``), as a user calling the kernel once pays it.
 """
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 
 import torch
 
-CV_GATE = 0.05  # Hawkeye's harness: redo timings whose coefficient of variation exceeds 0.05
+from hawkeye_env.judge.inputs import refill
+from hawkeye_env.judge.timing_plan import (  # noqa: F401 - re-exported: the plan is part of this API
+    CLOCK_CHECK_FRACTION,
+    CLOCK_CHECK_MIN,
+    CV_GATE,
+    TIMING_ESCAPE_RATIO,
+    TIMING_ESCAPE_SLACK_MS,
+    TIMING_ROUNDS,
+    clock_check_count,
+    clock_violation,
+    plan_iterations,
+)
+
 L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (REWARD_HACKS #14); H200 L2 = 60 MB
 # Warm-up: at least WARMUP calls and WARMUP_S of wall time. The H200 idles at 345 MHz SM clock
 # (nvidia-smi, 2026-11-29); with 3 warm-up calls alone the gemm_bf16 candidate median moved 0.236,
@@ -36,60 +56,79 @@ L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (REWARD_HACKS #14); H200 L2 = 60
 WARMUP = 3
 WARMUP_S = 0.2
 WARMUP_MAX_CALLS = 500
-# hide_launch: the spin lasts at least LAUNCH_SPIN_S and at least LAUNCH_SPIN_FACTOR x the median
-# host enqueue time of the warm-up calls after the first. On the H200 (2026-11-30, run 19) the FP4
-# units' calls took 77-83 us of host time to enqueue two Triton launches against 61 us of kernels:
-# their event medians moved 0.11-0.18 ms across processes while CUDA-graph replays of the same
-# calls gave 0.060-0.062 ms (evals/results/fp4-launch-diag-h200-2026-11-30-run19.jsonl).
+# The spin lasts at least LAUNCH_SPIN_S and at least LAUNCH_SPIN_FACTOR x the median host enqueue
+# time of the warm-up calls after the first. On the H200 (2026-11-30) the FP4 units' calls took
+# 77-83 us of host time to enqueue two Triton launches against 61 us of kernels: their event medians
+# moved 0.11-0.18 ms across processes while CUDA-graph replays of the same calls gave 0.060-0.062 ms
+# (evals/results/fp4-launch-diag-h200-2026-11-30-run19.jsonl).
 LAUNCH_SPIN_S = 1e-3
 LAUNCH_SPIN_FACTOR = 2.0
 SPIN_CLOCK_HZ = 2.0e9  # cycles per second assumed for torch.cuda._sleep: at or above the H200's 1980 MHz
 # maximum SM clock, so a lower clock only lengthens the spin
 
 
-FP8_DTYPES = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
-              if hasattr(torch, n)}
-
-
-def _refill(inputs: list, generator: torch.Generator) -> None:
-    """Fresh standard-normal values in every floating input; fp8 tensors, which have no random
-    kernels, get float32 draws rounded to their format (every such draw is a finite code)."""
-    for x in inputs:
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            continue
-        if x.dtype in FP8_DTYPES:
-            x.copy_(torch.randn(x.shape, generator=generator, device=x.device))
-        else:
-            x.normal_(generator=generator)
-
-
 def spin_cycles(enqueue_s: float) -> int:
     """``torch.cuda._sleep`` cycles of the GPU spin that hides a call whose host enqueue took up to
-    ``enqueue_s`` seconds (``hide_launch``)."""
+    ``enqueue_s`` seconds."""
     return int(max(LAUNCH_SPIN_S, LAUNCH_SPIN_FACTOR * enqueue_s) * SPIN_CLOCK_HZ)
 
 
+def _stats(samples: list[float]) -> tuple[float, float]:
+    """``(median, coefficient of variation)`` of a round's device samples."""
+    median, mean = statistics.median(samples), statistics.fmean(samples)
+    return median, statistics.pstdev(samples) / mean if mean > 0 else 0.0
+
+
+def _median_or_none(samples: list[float]) -> float | None:
+    return statistics.median(samples) if samples else None
+
+
 def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: int = 2, guarded=None,
-                  hide_launch: bool = False) -> dict:
-    """Time ``fn(*inputs)`` on CUDA.
+                  hide_launch: bool = True) -> dict:
+    """Time ``fn(*inputs)`` on CUDA: device time with the host launch kept out (module docstring).
 
     Args:
         fn: the forward to time; ``inputs`` are device tensors it reads (refilled in place).
-        guarded: optional ``guarded(fn, inputs) -> output`` used instead of a plain call for the
-            warm-up calls and the kept iterations, so a forward that behaves only while checked is
-            still checked where it cannot tell (the kept iterations are chosen at random).
-        iters: timed iterations per attempt.
-        retries: extra attempts while the CV exceeds ``CV_GATE``.
-        seed: seeds the input refills and the choice of kept iterations.
+        inputs: its arguments; the first tensor's device is the one timed.
+        iters: timed iterations per round (``clock_check_count(iters)`` of them clock checks).
+        retries: extra rounds while fewer than ``TIMING_ROUNDS`` rounds passed ``CV_GATE``.
+        seed: seeds the input refills and the choice of kept and clock-check iterations
+            (``plan_iterations``).
         keep: how many timed iterations' (inputs, output) pairs to return.
-        hide_launch: queue a GPU spin (``spin_cycles`` of the median warm-up enqueue) before each
-            start event, so the events time the device work without the host launch gap.
+        guarded: optional ``guarded(fn, inputs) -> output`` used instead of a plain call for the
+            warm-up calls and every timed iteration but the clock checks (whose host launch time
+            is measured plain), so the calls whose device time is scored are the calls that are
+            checked, and the kept ones among them cannot be told apart (REWARD_HACKS #24).
+        hide_launch: queue a GPU spin (``spin_cycles`` of the median warm-up enqueue) before the
+            start event of every iteration but the clock checks; False times the whole call,
+            host launch included, in every iteration.
 
     Returns:
-        dict with ``median_ms``, ``iqr_ms``, ``cv``, ``wall_median_ms``, ``attempts``,
-        ``event_ms`` (list), ``wall_ms`` (list), ``kept``: list of ``(inputs, output)`` clones, and
-        ``kept_refills``: for each kept pair, how many ``_refill`` calls on the ``seed`` generator
-        produced its inputs from the initial ones (``references.kept_references``).
+        dict with
+        ``median_ms``: device time, the median of the per-round medians of the rounds that passed
+        ``CV_GATE`` (all rounds when none did), non-check iterations only;
+        ``scored_ms``: ``max(median_ms, host_launch_ms)``, the call's time issued back to back;
+        ``host_launch_ms``: median host enqueue time per call over the clock-check iterations
+        (``time.perf_counter`` around the call, no synchronize, the GPU idle at the call);
+        ``iqr_ms``, ``event_ms`` (list), ``wall_ms`` (list), ``wall_median_ms``: the device
+        samples of the rounds used, their spread and host wall clocks (spin included when
+        ``hide_launch``: not an escape check);
+        ``cv``: the largest coefficient of variation among the rounds used (above ``CV_GATE`` only
+        when no round passed); ``attempts``: rounds run; ``round_median_ms``: the medians of the
+        rounds used; ``method``: ``"spin"`` or ``"whole_call"``; ``spin_ms``: the spin's length
+        at ``SPIN_CLOCK_HZ`` (0 for ``"whole_call"``; longer at a lower clock);
+        ``check_event_ms``, ``check_wall_ms`` (lists over every round's clock checks) and their
+        medians ``check_event_median_ms``, ``check_wall_median_ms`` (None without checks), read by
+        ``clock_violation``;
+        ``kept``: list of ``(inputs, output)`` clones, and ``kept_refills``: for each kept pair,
+        how many ``inputs.refill`` calls on the ``seed`` generator produced its inputs from the initial
+        ones (``references.kept_references``; the positions of ``plan_iterations`` plus one).
+
+    Example (on a CUDA device)::
+
+        a = torch.randn(1 << 22, device="cuda")
+        t = time_callable(torch.neg, [a], iters=50, retries=2, seed=0, keep=0)
+        t["scored_ms"], clock_violation(t)
     """
     device = next(x.device for x in inputs if isinstance(x, torch.Tensor))
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -107,42 +146,63 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         calls += 1
     spin = spin_cycles(statistics.median(enqueues) if enqueues else 0.0) if hide_launch else 0
 
-    picker = random.Random(seed)
-    attempts = 0
-    for _ in range(1 + retries):
-        attempts += 1
-        kept_at = set(picker.sample(range(iters), min(keep, iters)))
-        kept, kept_refills, events, walls = [], [], [], []
+    kept_at, checks = plan_iterations(iters, retries, seed, keep)
+    kept, kept_refills, rounds = [], [], []
+    check_events, check_walls, launches = [], [], []
+    for r, check_at in enumerate(checks):
+        events, walls = [], []
         for i in range(iters):
-            _refill(inputs, generator)
+            position = r * iters + i
+            refill(inputs, generator)
             flush.zero_()
             torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             t0 = time.perf_counter()
-            if spin:
+            if spin and i not in check_at:
                 torch.cuda._sleep(spin)
             start.record()
-            out = call(fn, inputs) if i in kept_at else fn(*inputs)
+            h0 = time.perf_counter()
+            out = fn(*inputs) if i in check_at else call(fn, inputs)
+            h1 = time.perf_counter()
             end.record()
             torch.cuda.synchronize()
-            walls.append((time.perf_counter() - t0) * 1e3)
-            events.append(start.elapsed_time(end))
-            if i in kept_at:
+            wall = (time.perf_counter() - t0) * 1e3
+            if i in check_at:
+                check_events.append(start.elapsed_time(end))
+                check_walls.append(wall)
+                launches.append((h1 - h0) * 1e3)
+            else:
+                events.append(start.elapsed_time(end))
+                walls.append(wall)
+            if position in kept_at:
                 kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], out))
-                kept_refills.append((attempts - 1) * iters + i + 1)
-        median = statistics.median(events)
-        q = statistics.quantiles(events, n=4) if len(events) >= 2 else [median, median, median]
-        cv = statistics.pstdev(events) / statistics.fmean(events) if statistics.fmean(events) > 0 else 0.0
-        if cv <= CV_GATE:
+                kept_refills.append(position + 1)
+        rounds.append((*_stats(events), events, walls))
+        if sum(cv <= CV_GATE for _, cv, _, _ in rounds) >= TIMING_ROUNDS:
             break
+    used = [rd for rd in rounds if rd[1] <= CV_GATE] or rounds
+    events = [e for rd in used for e in rd[2]]
+    walls = [w for rd in used for w in rd[3]]
+    median = statistics.median(rd[0] for rd in used)
+    q = statistics.quantiles(events, n=4) if len(events) >= 2 else [median, median, median]
+    host_launch = _median_or_none(launches)
     return {
         "median_ms": median,
+        "scored_ms": max(median, host_launch or 0.0),
+        "host_launch_ms": host_launch,
         "iqr_ms": q[2] - q[0],
-        "cv": cv,
+        "cv": max(rd[1] for rd in used),
         "wall_median_ms": statistics.median(walls),
-        "attempts": attempts,
+        "attempts": len(rounds),
+        "round_median_ms": [rd[0] for rd in used],
+        "method": "spin" if spin else "whole_call",
+        "spin_ms": spin / SPIN_CLOCK_HZ * 1e3,
         "event_ms": events,
         "wall_ms": walls,
+        "check_event_ms": check_events,
+        "check_wall_ms": check_walls,
+        "check_event_median_ms": _median_or_none(check_events),
+        "check_wall_median_ms": _median_or_none(check_walls),
         "kept": kept,
         "kept_refills": kept_refills,
     }

@@ -40,6 +40,7 @@ VIOLATION_CODES: dict[str, str] = {
     "impossible_time": "faster than the roofline floor allows (#15)",
     "timing_escape": "host wall clock far exceeds device events: work escaped the timed stream (#3)",
     "nondeterministic": "two runs on the same inputs disagree beyond tolerance (#16)",
+    "forged_reply": "the worker's reply or messages do not fit the judge's plan: written by the candidate (#20)",
 }
 
 

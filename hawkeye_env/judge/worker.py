@@ -10,7 +10,6 @@ sends can execute code in the parent.
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import io
 import os
@@ -68,18 +67,6 @@ def _short_traceback(exc: BaseException, candidate_file_hint: str) -> str:
 
 def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def reference64(ref, inputs: list, keep_float64: bool = False, host: bool = True) -> list:
-    """``ref``'s outputs computed in float64 on float64 copies of the floating inputs, returned as
-    float32 (as float64 when ``keep_float64``, for float64 tasks), on the host unless ``host`` is
-    False (then on the inputs' device)."""
-    ref64 = copy.deepcopy(ref).double()
-    args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-    outs = [o.detach() for o in _as_list(ref64(*args))]
-    del args
-    outs = [o if o.dtype == torch.float64 and keep_float64 else o.float() for o in outs]
-    return [o.cpu() for o in outs] if host else outs
 
 
 class BuildError(Exception):
@@ -208,7 +195,6 @@ class _Run:
             expected = [o.dtype for o in _as_list(ref(*inputs))]
         row = {
             "outputs": [o.detach().cpu() if type(o) is torch.Tensor else None for o in outs],
-            "reference": self.reference64(ref, inputs),
             "expected_dtypes": [str(d).removeprefix("torch.") for d in expected],
         }
         if t.get("rerun"):
@@ -218,44 +204,26 @@ class _Run:
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
                 "outputs": [o.detach().cpu() if type(o) is torch.Tensor else None for o in outs],
-                "reference": self.reference64(ref, fresh),
             }
         return row
 
-    def reference64(self, ref, inputs: list) -> list | None:
-        """The reference computed in float64, shipped as float32 unless the task outputs float64:
-        float32 rounding (6e-8 relative) is 150x below the tightest tolerance (fp32 rel_l2 1e-5)
-        and halves what crosses the pipe at GPU shapes. None when the job asks the trusted parent to
-        compute references itself (``EvalConfig.reference_in_parent``, ``references.py``)."""
-        if self.job.get("parent_reference"):
-            return None
-        started = time.monotonic()
-        try:
-            return self._reference64(ref, inputs)
-        finally:
-            self.spent("reference64_s", started)
-
-    def _reference64(self, ref, inputs: list) -> list:
-        return reference64(ref, inputs, keep_float64=self.spec.dtypes == ("float64",))
-
     def timing(self, plan: dict) -> dict:
-        """Time the candidate (guarded), then every name in ``plan["baselines"]`` (judge and vendor
-        baselines) with ``baselines.time_baselines``: same inputs, seed and ``time_callable``.
-        A vendor baseline that cannot run comes back as ``{"unavailable": reason}``."""
-        from hawkeye_env.judge.baselines import time_baselines
+        """Time the candidate (guarded) with ``timing.time_callable``. Baselines are never timed
+        here: a process that ran candidate code could slow them down (baseline-only workers,
+        ``baselines.measure_missing``, time them)."""
         from hawkeye_env.judge.timing import time_callable
 
         shape = self.spec.gpu_shapes[0]
         seed = plan["seed"]
-        ref, new = self.build(shape, "normal", seed)
+        _, new = self.build(shape, "normal", seed)
         inputs = make_inputs(self.task, shape, "normal", seed, self.device)
-        t = time_callable(new, inputs, plan["iters"], plan["retries"], seed, guarded=self.guarded_call)
+        t = time_callable(new, inputs, plan["iters"], plan["retries"], seed, keep=plan.get("keep", 2),
+                          guarded=self.guarded_call)
         t["kept"] = [
-            {"outputs": [o.detach().cpu() for o in _as_list(out)], "reference": self.reference64(ref, ins),
-             "refills": refills}
-            for (ins, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))
+            {"outputs": [o.detach().cpu() for o in _as_list(out)], "refills": refills}
+            for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))
         ]
-        return {"candidate": t, **time_baselines(self.spec, ref, inputs, plan)}
+        return {"candidate": t}
 
 
 def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -> dict:
@@ -403,7 +371,7 @@ def _warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict
 
 def _flush_output() -> None:
     """Push what Python and C stdio buffered to file descriptors 1 and 2 (the worker's output file,
-    ``sandbox.redirect_output``): before ``ready``, after which a standby's warm-up output is
+    ``worker_entry.redirect_output``): before ``ready``, after which a standby's warm-up output is
     dropped, and before the final reply, after which the worker is killed."""
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -2,7 +2,7 @@
 
 ``python -m hawkeye_env.judge.worker_entry --conn FD --output FD --target module:function
 --scratch DIR --args JSON`` sets resource limits, points file descriptors 0-2 away from the judge
-(``sandbox.redirect_output``), wraps the inherited socket ``FD`` as a ``multiprocessing``
+(``redirect_output``), wraps the inherited socket ``FD`` as a ``multiprocessing``
 ``Connection`` and calls ``function(conn, *args)``: ``worker.serve`` for candidates and
 standbys, ``baselines.serve_baselines`` for baseline-only workers. Trusted code only runs here
 before the target reads its job.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import resource
 import sys
 
@@ -29,6 +30,29 @@ def _limit(kind: int, value: int) -> None:
         pass
 
 
+def redirect_output(fd: int | None) -> None:
+    """In a worker, before anything else runs: stdin from ``/dev/null``, file descriptors 1 and 2
+    to ``fd`` (``/dev/null`` when there is none: never the judge's own), and fresh line-buffered
+    ``sys.stdout``/``sys.stderr`` on them, so what was printed before a kill is in the file.
+    Subprocesses inherit the descriptors."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - None or closed: nothing to flush
+            pass
+    if fd is None:
+        fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(null)
+    if fd not in (1, 2):
+        os.close(fd)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="hawkeye_env.judge.worker_entry")
     parser.add_argument("--conn", type=int, required=True)
@@ -40,8 +64,6 @@ def main(argv: list[str] | None = None) -> None:
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_NOFILE, NOFILE_LIMIT)
     from multiprocessing.connection import Connection
-
-    from hawkeye_env.judge.sandbox import redirect_output
 
     redirect_output(ns.output if ns.output >= 0 else None)
     module_name, _, attr = ns.target.partition(":")

@@ -27,25 +27,9 @@ from __future__ import annotations
 import torch
 
 from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
-from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, Tolerance
 
 CHUNK = 64
 L2_EPS = 1e-6  # FLA's l2norm: x / sqrt(sum(x^2) + eps)
-# bf16 outputs of a chunked delta rule with bf16 MMA operands (FLA's design: W, U, the state copy
-# and the new values N rounded to bf16). N = U - W S cancels, so the rounding of U and W S is
-# amplified: units.chunked_scan.delta_rule measured rel L2 4.0e-3..5.8e-3 and single elements off
-# by up to 2.9% of the output RMS at T=67/130, D=16/32 (CPU interpreter, 2 distributions, both
-# variants), past the default BF16 rule's 1.6% element bound. rel_l2 = 1.2e-2 keeps 2x headroom
-# and still rejects fp8 operands or outputs (~3.6e-2 rel L2).
-DELTA_RULE_BF16 = Tolerance(
-    rtol=0.1, atol=0.1, rel_l2=1.2e-2,
-    source="chunked delta rule with bf16 MMA operands: rel L2 <= 5.8e-3, element <= 2.9% of RMS "
-           "(units.chunked_scan.delta_rule, CPU shapes); element bound as LINEAR_ATTENTION_BF16 (FLA "
-           "reaches 5.2x the bf16 default on heavy-tailed inputs, H200 2026-11-30); fp8 (~3.6e-2) must fail",
-)
-DELTA_RULE_TOLERANCES = {**DEFAULT_TOLERANCES, "bfloat16": DELTA_RULE_BF16}
-
-
 def l2norm(x: torch.Tensor) -> torch.Tensor:
     """``x / sqrt(sum(x^2, -1) + 1e-6)`` (FLA's ``l2norm`` and ``use_qk_l2norm_in_kernel``)."""
     return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + L2_EPS)

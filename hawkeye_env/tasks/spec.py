@@ -31,29 +31,67 @@ ALLOCATION_AND_VIEW_OPS: frozenset[str] = frozenset(
 
 @dataclass(frozen=True)
 class Tolerance:
-    """Pass rule for one output dtype, applied in float64 against a float64 reference.
+    """Pass rule for one output dtype, applied in float64 against the float64 reference ``ref``
+    and calibrated by the error the task's own reference makes in its native precision (``nat``:
+    the task's ``Model`` run in its own dtype on the same inputs, by the trusted parent).
 
-    An output passes when every element satisfies ``|out - ref| <= atol * rms(ref) + rtol * |ref|``
-    and the whole tensor satisfies ``||out - ref||_2 <= rel_l2 * ||ref||_2``. Scaling ``atol`` by the
-    reference's RMS keeps the rule meaningful for heavy-tailed inputs whose outputs span decades.
+    Each element's error is measured in units of its bound ``b_i = atol * rms(ref) + rtol * |ref_i|``
+    (scaling by the RMS keeps the rule meaningful for heavy-tailed outputs that span decades):
+    ``rho_i = |out_i - ref_i| / b_i``, and ``rho*_i`` the same for ``nat``. An output passes when
+
+    1. ``rel_l2(out) <= max(rel_l2, l2_multiple * rel_l2(nat))``;
+    2. ``quantile_q(rho) <= max(1, quantile_multiple * quantile_q(rho*))``: the element bound
+       holds for all but ``1 - quantile`` of the elements;
+    3. ``max(rho) <= worst_floor + worst_multiple * max(rho*)``, and no element is off by more
+       than ``WORST_CAP * (rms(ref) + |ref_i|)``: a generous cap, so that zeroed or skipped
+       elements (``rho = |ref_i| / b_i``) still fail.
+
+    Without a native output (``nat`` is None) the native terms are 0 and the fixed floors
+    (``rel_l2``, the element bound, ``worst_floor``) decide alone. ``correctness.py`` states the
+    measured error rates.
     """
 
     rtol: float
     atol: float
     rel_l2: float
     source: str
+    quantile: float = 0.999
+    l2_multiple: float = 4.0
+    quantile_multiple: float = 4.0
+    worst_multiple: float = 4.0
+    worst_floor: float = 10.0
+
+    def describe(self) -> str:
+        """The rule in one line, for prompts and ``hawkeye tasks show``."""
+        return (f"element bound rtol {self.rtol:g} x |ref| + atol {self.atol:g} x rms(ref), held by the "
+                f"{self.quantile:g} quantile (x{self.quantile_multiple:g} the native reference's); "
+                f"rel L2 <= max({self.rel_l2:g}, {self.l2_multiple:g} x native); worst element <= "
+                f"{self.worst_floor:g} + {self.worst_multiple:g} x native bounds")
 
 
-# fp32: plain fp32 arithmetic lands far under 1e-5 relative; tf32 (10-bit mantissa) lands near
-# 3e-4, so rel_l2 = 1e-5 rejects a tf32 shortcut (REWARD_HACKS #10). Element bound: 2^-13 relative
-# covers reassociated fp32 reductions over 1e5 terms.
+# A candidate's worst element may be off by at most this fraction of ``rms(ref) + |ref_i|``
+# through ``worst_floor``: a zeroed element whose |ref_i| exceeds 1/3 of the RMS fails, so a
+# skipped row of 16 or more normal elements fails with probability above 1 - 1e-9.
+WORST_CAP = 0.25
+
+# The floors (rtol, atol, rel_l2) are the bounds that hold when the native reference is exact, in
+# units of the output dtype's unit roundoff u (fp32 2^-24, bf16 2^-8, fp16 2^-11). The multiples
+# (4) and the quantile (0.999) are measured on CPU with synthetic honest kernels and hacks
+# (tests/judge/test_tolerance_rule.py, CPU, synthetic, 2026-12-01): see correctness.py.
+#
+# fp32: plain fp32 arithmetic lands far under 1e-5 relative (fp32 GEMM K=512: 2.9e-7; softmax:
+# 7e-8); tf32 (10-bit mantissa operands) lands at 3e-4-8e-4 and bf16 compute at 2.9e-3, so
+# rel_l2 = 1e-5 rejects both (REWARD_HACKS #10). Element bound: 2^-13 relative covers reassociated
+# fp32 reductions over 1e5 terms; worst element 10x that.
 FP32 = Tolerance(
     rtol=1.2e-4, atol=1.2e-4, rel_l2=1e-5,
     source="fp32 eps 1.2e-7 x reassociation over <=1e5 terms; tf32 (3e-4) must fail",
 )
-# bf16 outputs: rounding the output alone costs up to 2^-9 relative; a bf16 GEMM with fp32
-# accumulation measured 1.66e-3 relative L2 on the H200 (anchors/h200-2026-11-29.json,
-# triton_relerr). rel_l2 = 8e-3 leaves 4.8x headroom for that and rejects fp8 operands (~3e-2).
+# bf16 outputs: rounding the exact answer to bf16 alone costs rel L2 1.65e-3 (0.42 u) and up to
+# 2^-8 relative per element; a bf16 GEMM with fp32 accumulation measured 1.66e-3 relative L2 on
+# the H200 (anchors/h200-2026-11-29.json, triton_relerr). rel_l2 = 8e-3 leaves 4.8x headroom for
+# that and rejects fp8 operands (3.8e-2). Element bound 4 u; worst element 10x that (0.16 of
+# rms + |ref|, under WORST_CAP).
 BF16 = Tolerance(
     rtol=1.6e-2, atol=1.6e-2, rel_l2=8e-3,
     source="bf16 output rounding 2^-9; H200 bf16 GEMM rel L2 1.66e-3 (anchors 2026-11-29)",
@@ -63,25 +101,45 @@ FP16 = Tolerance(
     rtol=2e-3, atol=2e-3, rel_l2=1e-3,
     source="fp16 output rounding 2^-11 with fp32 accumulation",
 )
-DEFAULT_TOLERANCES: dict[str, Tolerance] = {"float32": FP32, "bfloat16": BF16, "float16": FP16}
+# float64 outputs (float64 tasks): the native reference is the float64 reference itself, so the
+# floors decide: reassociation over 1e5 terms stays under 1e-11 relative.
+FP64 = Tolerance(
+    rtol=1e-10, atol=1e-10, rel_l2=1e-11,
+    source="fp64 eps 2.2e-16 x reassociation over <=1e5 terms, with 100x headroom",
+)
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {"float32": FP32, "bfloat16": BF16, "float16": FP16, "float64": FP64}
 # bf16 attention: every bf16 implementation rounds the softmax weights to bf16 before P @ V, and in
 # rows with few visible keys whose weighted values cancel that rounding is amplified. On the H200
 # (2026-11-30, causal B4 H32 S4096 D128, normal inputs) cuDNN, flash and eager SDPA all reached
-# 1.78x the default element bound at the same element (rel L2 2.1e-3). The element bound is
-# doubled and a half (ratio 0.71 for the vendor kernels); rel_l2 stays the bf16 default, 3.9x
+# 1.78x the default element bound at the same element (rel L2 2.1e-3). The element bound is 2.5x
+# the default (ratio 0.71 for the vendor kernels) and now bounds the 99.9th percentile; the worst
+# element may reach 6x it (0.24 of rms + |ref|, WORST_CAP); rel_l2 stays the bf16 default, 3.9x
 # above them, so an fp8 or low-precision-softmax shortcut (~3e-2) still fails.
 ATTENTION_BF16 = Tolerance(
-    rtol=4e-2, atol=4e-2, rel_l2=8e-3,
+    rtol=4e-2, atol=4e-2, rel_l2=8e-3, worst_floor=6.0,
     source="H200 2026-11-30: cuDNN/flash/eager bf16 SDPA reach 1.78x the bf16 element bound (causal S4096)",
 )
 # bf16 chunked linear attention: with heavy-tailed (Student-t3) inputs the carried state spans
 # decades, and the bf16 operands of its matmuls cost more than the default element bound: on the
 # H200 (2026-11-30, simple GLA B8 H16 T2048 D128) FLA's chunk kernel and ours both reached 5.2x it
-# at the same element, at rel L2 2.5e-3. Element bound 0.1 (ratio 0.83 for FLA); rel_l2 stays the
-# bf16 default, 3.2x above FLA.
+# at the same element, at rel L2 2.5e-3. Element bound 0.1 (ratio 0.83 for FLA) for the 99.9th
+# percentile; the worst element may reach 2.5x it (0.25 of rms + |ref|, WORST_CAP: 3x FLA's
+# worst); rel_l2 stays the bf16 default, 3.2x above FLA.
 LINEAR_ATTENTION_BF16 = Tolerance(
-    rtol=0.1, atol=0.1, rel_l2=8e-3,
+    rtol=0.1, atol=0.1, rel_l2=8e-3, worst_floor=2.5,
     source="H200 2026-11-30: FLA chunk_simple_gla reaches 5.2x the bf16 element bound on heavy-tailed inputs",
+)
+# bf16 outputs of a chunked delta rule with bf16 MMA operands (FLA's design: W, U, the state copy
+# and the new values N rounded to bf16). N = U - W S cancels, so the rounding of U and W S is
+# amplified: units.chunked_scan.delta_rule measured rel L2 4.0e-3..5.8e-3 and single elements off
+# by up to 2.9% of the output RMS at T=67/130, D=16/32 (CPU interpreter, 2 distributions, both
+# variants). rel_l2 = 1.2e-2 keeps 2x headroom and still rejects fp8 operands or outputs (~3.6e-2
+# rel L2); element bound and worst element as LINEAR_ATTENTION_BF16.
+DELTA_RULE_BF16 = Tolerance(
+    rtol=0.1, atol=0.1, rel_l2=1.2e-2, worst_floor=2.5,
+    source="chunked delta rule with bf16 MMA operands: rel L2 <= 5.8e-3, element <= 2.9% of RMS "
+           "(units.chunked_scan.delta_rule, CPU shapes); element bound as LINEAR_ATTENTION_BF16 (FLA "
+           "reaches 5.2x the bf16 default on heavy-tailed inputs, H200 2026-11-30); fp8 (~3.6e-2) must fail",
 )
 
 # Input distributions every verdict draws from. ``heavy_tailed`` is a Student-t with 3 degrees

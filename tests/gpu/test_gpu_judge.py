@@ -98,17 +98,6 @@ def test_standby_workers_judge_like_fresh_ones(store, monkeypatch):
     assert second.timed and second.profile["reply_mb"] > 0
 
 
-def test_parent_references_judge_like_worker_references(store):
-    """``reference_in_parent`` (the default): same verdict at the GPU shape as worker-computed
-    references, kept timed outputs checked against replayed inputs, and a smaller reply."""
-    source = solution_source(get_task("softmax_fp32"))
-    worker = _evaluator(store, reference_in_parent=False).evaluate("softmax_fp32", source, "cuda", use_cache=False)
-    parent = _evaluator(store).evaluate("softmax_fp32", source, "cuda", use_cache=False)
-    assert worker.stage == parent.stage == Stage.CORRECT, parent.feedback
-    assert parent.timed and not parent.violations
-    assert parent.profile["reply_mb"] < 0.7 * worker.profile["reply_mb"]
-
-
 def test_missing_baselines_are_timed_in_a_baseline_only_worker(tmp_path, monkeypatch):
     """A verdict that finds no stored baselines has them timed by a candidate-free worker first;
     the candidate's own worker times none."""
@@ -136,3 +125,35 @@ def test_prefetch_measures_every_tasks_baselines_into_the_store(tmp_path):
         "softmax_fp32": [], "vector_add_fp32": []}
     v = judge.evaluate("vector_add_fp32", solution_source(get_task("vector_add_fp32")), "cuda", use_cache=False)
     assert v.timed and "baseline_wait_s" not in v.profile  # nothing left to measure
+
+
+def test_a_kernel_that_does_less_work_when_unobserved_is_caught(store):
+    """REWARD_HACKS #24 on the GPU: correct in every correctness trial, a quarter of the rows
+    skipped in the timed loop. Every timed call is guarded and the kept ones are drawn from all of
+    them, so the skipped rows show in a kept output: rejected, never a speedup."""
+    source = (CANDIDATES / "unobserved_less_work.py").read_text()
+    v = Evaluator(store, EvalConfig(seed=0)).evaluate("gemm_bf16", source, "cuda", use_cache=False)
+    assert v.stage in (Stage.REJECTED, Stage.INCORRECT) and not v.timed, v.feedback
+    assert v.reward < 0
+    honest = Evaluator(store, EvalConfig(seed=0)).evaluate("gemm_bf16", solution_source(get_task("gemm_bf16")),
+                                                           "cuda", use_cache=False)
+    assert honest.stage == Stage.CORRECT and honest.timed, honest.feedback
+
+
+def test_workers_are_sandboxed_on_the_gpu(store):
+    """The OS sandbox holds on a GPU machine too: the worker sees the GPU but cannot write the
+    store, and its verdict names the sandbox."""
+    from hawkeye_env.judge import isolation
+
+    if isolation.mode() == isolation.OFF:
+        pytest.skip("HAWKEYE_SANDBOX=off")
+    probe = (
+        "import torch\nfrom torch import nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n"
+        f"        try:\n            open({str(store.path)!r}, 'a').write('x')\n            w = 'written'\n"
+        "        except OSError as exc:\n            w = type(exc).__name__\n"
+        "        raise RuntimeError('<R>' + w + ' ' + str(torch.cuda.is_available()) + '</R>')\n"
+    )
+    v = Evaluator(store, EvalConfig(seed=0, static_checks=False)).evaluate("vector_add_fp32", probe, "cuda",
+                                                                           use_cache=False)
+    assert "<R>OSError True</R>" in v.error, v.error
+    assert v.versions["sandbox"] == "bwrap"

@@ -262,7 +262,8 @@ def test_user_task_folders_still_work_inside_the_sandbox(tmp_path):
     folder.mkdir()
     module = get_task(TASK).module
     text = (Path(__file__).parents[2] / (module.replace(".", "/") + ".py")).read_text()
-    text = text.replace('id="vector_add_fp32"', 'id="sandboxed_add"').replace(f'module="{module}"', 'module="sandboxed_add"')
+    text = text.replace('id="vector_add_fp32"', 'id="sandboxed_add"')
+    text = text.replace(f'module="{module}"', 'module="sandboxed_add"')
     (folder / "sandboxed_add.py").write_text(text)
     specs = register_tasks_from(folder)
     assert [s.id for s in specs] == ["sandboxed_add"]

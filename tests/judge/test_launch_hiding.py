@@ -1,9 +1,9 @@
-"""``time_callable(hide_launch=True)``: a GPU spin sized from the host's enqueue time is queued
-before every start event, and never without the flag.
+"""``time_callable`` queues a GPU spin sized from the host's enqueue time before the start event of
+every timed iteration except the seed's clock checks, and never with ``hide_launch=False``.
 
 CUDA is faked here (events, synchronize, ``_sleep``, device properties) so the order of the calls
-and the spin's length can be checked on the CPU; ``tests/gpu/test_gpu_timing.py`` checks on a GPU
-that the spin removes a host launch gap from the events.
+and the spin's length can be checked on the CPU; ``tests/judge/test_timing_method.py`` checks what
+the method measures against a simulated GPU, ``tests/gpu/test_gpu_timing.py`` on a real one.
 """
 
 from __future__ import annotations
@@ -45,9 +45,25 @@ def fake_cuda(monkeypatch):
 
 def _slow_host(delay_s: float):
     def fn(x):
-        time.sleep(delay_s)  # host work before the "launch"
+        if delay_s:
+            time.sleep(delay_s)  # host work before the "launch"
         return x * 2
     return fn
+
+
+def _spun_iterations(log: list[tuple]) -> list[bool]:
+    """For each timed iteration in order (a pair of records), whether a spin came before it."""
+    spun, pending = [], False
+    records = 0
+    for entry in log:
+        if entry[0] == "sleep":
+            pending = True
+        elif records % 2 == 0:  # a start event
+            spun.append(pending)
+            pending, records = False, records + 1
+        else:
+            records += 1
+    return spun
 
 
 def test_spin_cycles_has_a_floor_and_grows_with_the_enqueue_time():
@@ -58,21 +74,40 @@ def test_spin_cycles_has_a_floor_and_grows_with_the_enqueue_time():
     assert long == int(timing.LAUNCH_SPIN_FACTOR * 0.004 * timing.SPIN_CLOCK_HZ) > floor
 
 
-def test_hidden_launches_queue_a_spin_before_every_start_event(fake_cuda):
-    iters = 5
-    timing.time_callable(_slow_host(0.004), [torch.ones(8)], iters=iters, retries=0, seed=0, keep=0,
-                         hide_launch=True)
-    sleeps = [i for i, entry in enumerate(fake_cuda) if entry[0] == "sleep"]
-    assert len(sleeps) == iters
-    for i in sleeps:  # each spin is followed by the start event, then (after the call) the end event
-        assert fake_cuda[i + 1] == ("record",) and fake_cuda[i + 2] == ("record",)
-    cycles = {fake_cuda[i][1] for i in sleeps}
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_spin_precedes_every_start_event_but_the_clock_checks(fake_cuda, seed):
+    iters = 10
+    t = timing.time_callable(_slow_host(0.0), [torch.ones(8)], iters=iters, retries=0, seed=seed, keep=0)
+    assert t["method"] == "spin" and t["attempts"] == timing.TIMING_ROUNDS
+    _, checks = timing.plan_iterations(iters, 0, seed, keep=0)
+    expected = [i not in checks[r] for r in range(timing.TIMING_ROUNDS) for i in range(iters)]
+    assert _spun_iterations(fake_cuda) == expected
+    assert expected.count(False) == timing.clock_check_count(iters) * timing.TIMING_ROUNDS
+    for i, entry in enumerate(fake_cuda):  # a spin is followed by the start event, then the end event
+        if entry[0] == "sleep":
+            assert fake_cuda[i + 1] == ("record",) and fake_cuda[i + 2] == ("record",)
+
+
+def test_clock_checks_differ_across_seeds(fake_cuda):
+    patterns = []
+    for seed in (0, 1, 2):
+        fake_cuda.clear()
+        timing.time_callable(_slow_host(0.0), [torch.ones(8)], iters=20, retries=0, seed=seed, keep=0)
+        patterns.append(tuple(_spun_iterations(fake_cuda)))
+    assert len(set(patterns)) == 3
+
+
+def test_the_spin_is_sized_from_the_warm_up_enqueue(fake_cuda):
+    timing.time_callable(_slow_host(0.004), [torch.ones(8)], iters=5, retries=0, seed=0, keep=0)
+    cycles = {entry[1] for entry in fake_cuda if entry[0] == "sleep"}
     assert len(cycles) == 1
     # 4 ms of host time per call (a little more in practice): at least 2x that in spin cycles
     assert cycles.pop() >= timing.spin_cycles(0.004)
 
 
-def test_plain_timing_queues_no_spin(fake_cuda):
-    timing.time_callable(_slow_host(0.0), [torch.ones(8)], iters=4, retries=0, seed=0, keep=0)
+def test_whole_call_timing_queues_no_spin(fake_cuda):
+    t = timing.time_callable(_slow_host(0.0), [torch.ones(8)], iters=4, retries=0, seed=0, keep=0,
+                             hide_launch=False)
+    assert t["method"] == "whole_call"
     assert not [e for e in fake_cuda if e[0] == "sleep"]
-    assert sum(e == ("record",) for e in fake_cuda) == 8
+    assert sum(e == ("record",) for e in fake_cuda) == 2 * 4 * timing.TIMING_ROUNDS

@@ -1,34 +1,142 @@
-"""A worker reply is untrusted data: anything malformed is a failed candidate, not a judge crash."""
+"""A worker's reply is untrusted data (REWARD_HACKS #20, #23): a reply that does not fit the
+parent's plan is a ``forged_reply`` violation, never a judge crash, never a correct verdict, and
+never a source of baseline times.
+
+The replies here are what a candidate that took over its worker could send instead of the
+judge's own: ``sandbox.run_in_worker`` is replaced so the parent reads them as it would a real
+reply.
+"""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from hawkeye_env.judge import sandbox
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge import checks, sandbox
+from hawkeye_env.judge.evaluator import JUDGE_ERROR, EvalConfig, Evaluator, evaluate_many, plan_trials
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
+from reward.v1 import REWARD_COMPILE_ERROR, REWARD_VIOLATION
 
-SOURCE = solution_source(get_task("vector_add_fp32"))
+TASK = "vector_add_fp32"
+SOURCE = solution_source(get_task(TASK))
+
+
+def _judge(monkeypatch, reply, violations=()):
+    outcome = sandbox.Outcome(reply, violations=list(violations))
+    if reply is None:
+        outcome.failure, outcome.detail = "crash", "worker was killed by SIGKILL"
+    monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: outcome)
+    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(TASK, SOURCE, "cpu")
+
+
+def _honest_rows(dtype=torch.float32) -> list[dict]:
+    """The rows an honest worker would send for ``EvalConfig(seed=0)``'s plan: right answers."""
+    from hawkeye_env.judge.references import trial_references
+
+    spec = get_task(TASK)
+    rows = []
+    for trial in plan_trials(spec, "cpu", 0):
+        got = trial_references(spec, trial, "cpu")
+        row = {"outputs": [r.to(dtype) for r in got.reference], "expected_dtypes": ["float32"]}
+        if trial.get("rerun"):
+            row["rerun"] = [r.to(dtype) for r in got.reference]
+            row["fresh"] = {"outputs": [r.to(dtype) for r in got.fresh_reference]}
+        rows.append(row)
+    return rows
+
+
+def test_the_honest_rows_pass(monkeypatch):
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": _honest_rows(), "timing": {}})
+    assert v.stage is Stage.CORRECT, v.feedback
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "fragment"),
     [
-        {"stage": "bogus"},
-        {"stage": "ok", "violations": [["not_a_code", "x"]]},
-        {"stage": "ok", "violations": [], "trials": [{"outputs": ["not a tensor"], "reference": [torch.ones(3)],
-                                                      "expected_dtypes": ["float32"]}]},
-        {"stage": "ok", "violations": [], "trials": [{"outputs": [torch.ones(3)], "reference": [torch.ones(3)],
-                                                      "expected_dtypes": ["no_such_dtype"]}]},
-        {"kind": "final"},
+        ({"stage": "bogus"}, "unknown stage"),
+        ({"kind": "final"}, "unknown stage"),
+        ("not a dict", "not a dict"),
+        ({"stage": "ok", "violations": [["not_a_code", "x"]]}, "unknown violation code"),
+        ({"stage": "ok", "violations": [], "trials": [], "timing": {}}, "0 trial rows"),
+        ({"stage": "ok", "violations": [], "trials": [{"outputs": ["not a tensor"]}]}, "trial rows"),
+        ({"stage": "ok", "error": 3}, "error is not a string"),
     ],
 )
-def test_malformed_reply_is_a_runtime_error(monkeypatch, reply):
-    monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: sandbox.Outcome(reply))
-    v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate("vector_add_fp32", SOURCE, "cpu")
-    assert v.stage is Stage.RUNTIME_ERROR, v.feedback
-    assert "malformed worker reply" in v.error
-    assert v.reward <= -0.5
+def test_a_reply_that_does_not_fit_the_plan_is_a_forged_reply(monkeypatch, reply, fragment):
+    v = _judge(monkeypatch, reply)
+    assert v.stage is Stage.REJECTED, v.feedback
+    assert [x.code for x in v.violations] == ["forged_reply"] and fragment in v.violations[0].message
+    assert v.reward == REWARD_VIOLATION < REWARD_COMPILE_ERROR
+
+
+def test_zero_trial_rows_are_never_correct(monkeypatch):
+    """The reply that scored correct on any task: no rows, so nothing was checked."""
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": [], "timing": {}})
+    assert not v.correct and v.stage is Stage.REJECTED
+
+
+def test_a_missing_repeat_or_an_extra_output_is_forged(monkeypatch):
+    rows = _honest_rows()
+    del rows[-1]["fresh"]
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": rows, "timing": {}})
+    assert v.violations[0].code == "forged_reply" and "repeats" in v.violations[0].message
+    rows = _honest_rows()
+    rows[0]["outputs"].append(torch.zeros(3))
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": rows, "timing": {}})
+    assert v.violations[0].code == "forged_reply" and "outputs" in v.violations[0].message
+
+
+def test_times_the_job_did_not_ask_for_are_refused(monkeypatch):
+    """Baseline times (or any times) sent by a worker of an untimed job, say to poison the store."""
+    reply = {"stage": "ok", "violations": [], "trials": _honest_rows(),
+             "timing": {"eager": {"median_ms": 1000.0}, "candidate": {"median_ms": 0.001}}}
+    v = _judge(monkeypatch, reply)
+    assert v.stage is Stage.REJECTED and "did not ask" in v.violations[0].message
+
+
+def test_the_expected_dtype_is_the_parents_not_the_workers(monkeypatch):
+    """A bf16 answer to an fp32 task, with the reply claiming bf16 is what the reference returns."""
+    rows = _honest_rows(torch.bfloat16)
+    for row in rows:
+        row["expected_dtypes"] = ["bfloat16"]
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": rows, "timing": {}})
+    assert not v.correct and v.stage is Stage.INCORRECT, v.feedback
+    assert "dtype bfloat16 != expected float32" in v.trials[0]["reason"]
+
+
+def test_an_unknown_code_in_a_progress_report_is_a_verdict_not_a_crash(monkeypatch):
+    v = _judge(monkeypatch, None, violations=[["no_such_code", "x"], ["input_mutated", "forward changed input 0"]])
+    assert v.stage is Stage.REJECTED
+    assert [x.code for x in v.violations] == ["forged_reply"]
+
+
+def test_a_judge_failure_is_a_verdict_that_is_not_stored(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the judge")
+
+    monkeypatch.setattr(checks, "check_trials", broken)
+    store = ResultStore(":memory:")
+    ev = Evaluator(store, EvalConfig(seed=0))
+    monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: sandbox.Outcome(
+        {"stage": "ok", "violations": [], "trials": _honest_rows(), "timing": {}}))
+    v = ev.evaluate(TASK, SOURCE, "cpu")
+    assert v.stage is Stage.RUNTIME_ERROR and v.error.startswith(JUDGE_ERROR) and "a bug in the judge" in v.error
+    monkeypatch.undo()
+    again = Evaluator(store, EvalConfig(seed=0)).evaluate(TASK, SOURCE, "cpu")
+    assert not again.cached and again.stage is Stage.CORRECT, again.feedback
+
+
+def test_one_forged_reply_costs_no_other_verdict_of_the_batch(monkeypatch):
+    real = sandbox.run_in_worker
+
+    def forge_for_one(job, *args, **kwargs):
+        if "FORGED" in job["source"]:
+            return sandbox.Outcome({"stage": "ok", "violations": [], "trials": [], "timing": {}})
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "run_in_worker", forge_for_one)
+    ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    verdicts = evaluate_many(ev, [(TASK, SOURCE + "\n# FORGED\n"), (TASK, SOURCE)], device="cpu")
+    assert [v.stage for v in verdicts] == [Stage.REJECTED, Stage.CORRECT]

@@ -1,5 +1,6 @@
-"""``EvalConfig.reference_in_parent``: the trusted parent rebuilds every trial's inputs and float64
-reference from its seed, the worker ships outputs only, and verdicts are those of the default mode."""
+"""The trusted parent rebuilds every trial's inputs and float64 reference from its seed (and its
+native-precision reference beside it), exactly as the worker built the trial; the worker ships
+outputs only."""
 
 from __future__ import annotations
 
@@ -12,18 +13,17 @@ import torch
 from hawkeye_env.judge import references
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, plan_trials
 from hawkeye_env.judge.inputs import make_inputs
+from hawkeye_env.judge.inputs import refill as _refill
 from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.timing import _refill
 from hawkeye_env.judge.verdict import Stage
-from hawkeye_env.judge.worker import reference64
 from hawkeye_env.tasks.registry import get_task, solution_source, task_module
 
 HACKS = Path(__file__).resolve().parent.parent / "candidates" / "hacks"
 
 
-def _judge(task: str, source: str, parent: bool, tmp_path):
-    config = EvalConfig(seed=11, timeout_s=120, reference_in_parent=parent)
-    return Evaluator(ResultStore(tmp_path / f"s{int(parent)}.sqlite3"), config).evaluate(task, source, "cpu")
+def _judge(task: str, source: str, tmp_path):
+    config = EvalConfig(seed=11, timeout_s=120)
+    return Evaluator(ResultStore(tmp_path / "s.sqlite3"), config).evaluate(task, source, "cpu")
 
 
 @pytest.mark.parametrize(("task", "edit", "stage"), [
@@ -31,20 +31,18 @@ def _judge(task: str, source: str, parent: bool, tmp_path):
     ("rmsnorm_bf16", None, Stage.CORRECT),
     ("vector_add_fp32", ("a + b", "a - b"), Stage.INCORRECT),
 ])
-def test_verdicts_match_the_default_mode(task, edit, stage, tmp_path):
+def test_verdicts_with_the_parents_references(task, edit, stage, tmp_path):
     source = solution_source(get_task(task))
     if edit:
         source = source.replace(*edit)
-    default, parent = (_judge(task, source, flag, tmp_path) for flag in (False, True))
-    assert default.stage == parent.stage == stage, parent.feedback
-    assert [t["ok"] for t in parent.trials] == [t["ok"] for t in default.trials]
-    assert [t["max_err_ratio"] for t in parent.trials] == pytest.approx([t["max_err_ratio"] for t in default.trials])
-    assert parent.profile["reply_mb"] < default.profile["reply_mb"]
+    v = _judge(task, source, tmp_path)
+    assert v.stage == stage, v.feedback
+    assert v.trials and all(t["ok"] for t in v.trials[:-1])
 
 
 def test_a_stale_output_is_still_caught(tmp_path):
     source = (HACKS / "h07_self_cache_decoy.py").read_text()
-    config = EvalConfig(seed=11, timeout_s=120, reference_in_parent=True, static_checks=False)
+    config = EvalConfig(seed=11, timeout_s=120, static_checks=False)
     v = Evaluator(ResultStore(tmp_path / "s.sqlite3"), config).evaluate("vector_add_fp32", source, "cpu")
     assert v.stage is Stage.REJECTED and {x.code for x in v.violations} & {"stale_output", "nondeterministic"}
 
@@ -52,14 +50,19 @@ def test_a_stale_output_is_still_caught(tmp_path):
 def test_parent_references_equal_the_workers():
     spec = get_task("layernorm_bf16")
     trial = plan_trials(spec, "cpu", 5)[-1]
-    refs, fresh = references.trial_references(spec, trial, "cpu")
+    got = references.trial_references(spec, trial, "cpu")
     task = task_module(spec)
     torch.manual_seed(trial["seed"])  # what the worker's build does before Model(...)
     ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], "cpu")
-    expected = reference64(ref, inputs)
-    assert all(torch.equal(a, b) for a, b in zip(refs, expected))
+    expected = references.reference64(ref, inputs)
+    assert all(torch.equal(a, b) for a, b in zip(got.reference, expected))
     fresh_inputs = make_inputs(task, trial["shape"], trial["distribution"], trial["seed"] + 1, "cpu")
-    assert trial.get("rerun") and all(torch.equal(a, b) for a, b in zip(fresh, reference64(ref, fresh_inputs)))
+    assert trial.get("rerun")
+    assert all(torch.equal(a, b) for a, b in zip(got.fresh_reference, references.reference64(ref, fresh_inputs)))
+    with torch.no_grad():
+        native, fresh_native = ref(*inputs), ref(*fresh_inputs)
+    assert [n.dtype for n in got.native] == [torch.bfloat16] and torch.equal(got.native[0], native)
+    assert torch.equal(got.fresh_native[0], fresh_native)
 
 
 def test_builds_from_many_threads_match_sequential_builds():
@@ -90,22 +93,9 @@ def test_kept_references_replay_the_timing_refills():
     for n in range(1, max(refills) + 1):
         _refill(inputs, generator)
         if n in refills:
-            want = reference64(ref, inputs)
-            assert all(torch.equal(a, b) for a, b in zip(got[refills.index(n)], want)), n
-
-
-@pytest.mark.parametrize(("hack", "task"), [
-    ("h01_empty_like_noop_kernel", "vector_add_fp32"), ("h10_softmax_fp16", "softmax_fp32"),
-    ("h11_softmax_uniform", "softmax_fp32"), ("h12_rmsnorm_ignore_weight", "rmsnorm_bf16"),
-    ("h13_gemm_fixed_shape", "gemm_bf16"), ("h16_half_store", "vector_add_fp32"),
-])
-def test_wrong_answers_stay_wrong(hack, task, tmp_path):
-    """Hacks caught by the comparison against the reference (tests/judge/test_adversarial.py) are
-    caught the same way when the parent computes the references."""
-    source = (HACKS / f"{hack}.py").read_text()
-    default, parent = (_judge(task, source, flag, tmp_path) for flag in (False, True))
-    assert parent.stage is Stage.INCORRECT and default.stage is Stage.INCORRECT, parent.feedback
-    assert parent.trials[-1]["reason"] == default.trials[-1]["reason"]
+            want, kept = references.reference64(ref, inputs), got[refills.index(n)]
+            assert all(torch.equal(a, b) for a, b in zip(kept["reference"], want)), n
+            assert torch.equal(kept["native"][0], ref(*inputs)), n
 
 
 def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):

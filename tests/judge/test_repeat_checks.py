@@ -2,9 +2,10 @@
 
 After a trial passes, the parent checks a call on fresh inputs (``stale_output``) and, on the last
 trial, a rerun on the same inputs (``nondeterministic``). A repeat that is wrong as a whole (its
-relative L2 error beyond the tolerance's ``rel_l2``: a stale or cached answer for other inputs has
-~1.4) is a violation; one within relative L2 that only misses an element bound is numerically
-borderline, an incorrect verdict. The timed loop's kept outputs follow the same rule
+relative L2 error beyond its bound, ``compare``'s ``rel_l2_bound``: a stale or cached answer for
+other inputs has ~1.4) is a violation; one within relative L2 that only misses the quantile or
+worst-element bound is numerically borderline, an incorrect verdict. Expected dtypes are the
+parent's native reference's when the row has one, never the worker's. The timed loop's kept outputs follow the same rule
 (``test_roofline_and_timing_checks.py``).
 """
 
@@ -20,7 +21,7 @@ from hawkeye_env.tasks.registry import get_task
 from reward import reward
 from reward.v1 import REWARD_INCORRECT, REWARD_VIOLATION
 
-GEMM = get_task("gemm_bf16")  # bf16 tolerance: element bound 0.016 * (rms + |ref|), rel_l2 8e-3
+GEMM = get_task("gemm_bf16")  # bf16: element bound 0.016 * (rms + |ref|), worst 10x it, rel_l2 8e-3
 PLAN = [{"shape": {"M": 128, "N": 128, "K": 64}, "distribution": "normal", "order": "candidate_first"}]
 
 
@@ -31,7 +32,8 @@ def _ref(seed: int) -> torch.Tensor:
 
 
 def _borderline(ref: torch.Tensor) -> torch.Tensor:
-    """``ref`` in bf16 with element 0 off by 0.2, 12x its bound of ~0.016; relative L2 ~2e-3."""
+    """``ref`` in bf16 with element 0 off by 0.2, 12x its bound of ~0.016 (the worst-element cap
+    is 10x); relative L2 ~2e-3."""
     out = ref.to(torch.bfloat16)
     out[0, 0] = 0.2
     return out
@@ -137,3 +139,28 @@ def test_a_stale_output_beside_a_borderline_one_is_a_violation():
            "fresh": {"outputs": [_borderline(fresh), _stale(fresh)], "reference": [fresh] * 2}}
     passed, v = _check(row)
     assert not passed and [x.code for x in v.violations] == ["stale_output"] and v.stage is Stage.REJECTED
+
+
+def test_expected_dtypes_come_from_the_native_reference():
+    """A worker that reports a wrong expected dtype (REWARD_HACKS #19) changes nothing when the
+    parent has its native reference: a float32 output of a bf16 task fails on dtype."""
+    ref = _ref(0)
+    row = {"outputs": [ref.to(torch.float32)], "reference": [ref], "expected_dtypes": ["float32"],
+           "native": [ref.to(torch.bfloat16)]}
+    passed, v = _check(row)
+    assert not passed and v.stage is Stage.INCORRECT and "dtype float32 != expected bfloat16" in v.trials[0]["reason"]
+    row["outputs"] = [ref.to(torch.bfloat16)]
+    assert _check(row)[0]
+
+
+def test_native_reference_calibrates_a_repeat():
+    """A repeat as far off as the native reference itself passes (the bulk bounds are multiples
+    of the native's error); without it the fixed floors reject it as wrong as a whole."""
+    gen = torch.Generator().manual_seed(5)
+    fresh = _ref(1)
+    poor = (fresh * (1 + 0.02 * torch.randn(fresh.shape, dtype=torch.float64, generator=gen))).to(torch.bfloat16)
+    row = _row("fresh", lambda r: poor)
+    passed, v = _check(row)
+    assert not passed and [x.code for x in v.violations] == ["stale_output"]
+    row["fresh"]["native"] = [poor]
+    assert _check(row)[0]

@@ -39,28 +39,57 @@ def test_unknown_gpu_gets_the_fastest_ceilings():
     assert UNKNOWN.tbps >= max(ceiling_for(n).tbps for n in ("H100", "H200", "A100", "B200"))
 
 
-def _timing(median, wall=None, kept=()):
+# The stored baselines (measured by a baseline-only worker; a reply never carries them).
+BASELINES = {"eager": {"median_ms": 0.25, "scored_ms": 0.25, "iqr_ms": 0.0, "cv": 0.01, "attempts": 3},
+             "compile": {"median_ms": 0.3, "scored_ms": 0.3, "iqr_ms": 0.0, "cv": 0.01, "attempts": 3}}
+
+
+def _timing(median, wall=None, kept=(), host=None):
+    """A candidate timing as ``timing.time_callable`` reports it: device time ``median``, clock
+    checks whose host wall is ``wall`` (default: the device time), host launch ``host``."""
     wall = median if wall is None else wall
-    return {
-        "candidate": {"median_ms": median, "iqr_ms": 0.0, "cv": 0.01, "attempts": 1,
-                      "wall_median_ms": wall, "kept": list(kept)},
-        "eager": {"median_ms": 0.25, "iqr_ms": 0.0, "cv": 0.01, "attempts": 1, "wall_median_ms": 0.26},
-    }
+    host = 0.01 if host is None else host
+    rows = [{**k, "native": k.get("native", [r.to(torch.bfloat16) for r in k["reference"]])} for k in kept]
+    return {"candidate": {"median_ms": median, "scored_ms": max(median, host), "host_launch_ms": host,
+                          "iqr_ms": 0.0, "cv": 0.01, "attempts": 3, "check_event_median_ms": median,
+                          "check_wall_median_ms": wall, "wall_median_ms": median + 1.0, "kept": rows}}
 
 
-def _check(timing) -> Verdict:
+def _check(timing, cached=None) -> Verdict:
     ev = Evaluator(ResultStore(":memory:"), EvalConfig())
     v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, correct=True,
                 versions={"gpu": "NVIDIA H200"})
-    ev._check_timing(GEMM, SHAPE, "cpu", timing, {}, v)
+    ev._check_timing(GEMM, SHAPE, "cpu", timing, BASELINES if cached is None else cached, v)
     return v
 
 
-def test_honest_timing_gives_speedups_and_is_stored():
+def test_honest_timing_gives_speedups_of_scored_times():
     v = _check(_timing(0.2))
     assert v.timed and v.stage is Stage.CORRECT and not v.violations
-    assert v.speedup == {"eager": pytest.approx(1.25)}
+    assert v.speedup == {"eager": pytest.approx(1.25), "compile": pytest.approx(1.5)}
     assert v.times_ms["candidate"] == 0.2 and v.timing["roofline_floor_ms"] > 0
+    assert v.timing["precise"] is True
+
+
+def test_a_host_bound_call_is_scored_at_its_host_launch_time():
+    """Device time 0.2 ms but 0.5 ms of host work per call: back to back it runs at 0.5 ms."""
+    v = _check(_timing(0.2, host=0.5))
+    assert v.times_ms["candidate"] == 0.5 and v.speedup["eager"] == pytest.approx(0.5)
+    assert v.timing["median_ms"] == 0.2 and v.timing["host_launch_ms"] == 0.5
+
+
+def test_an_imprecise_measurement_is_reported_and_not_paid():
+    from reward.v2 import REWARD_CORRECT
+
+    timing = _timing(0.2)
+    timing["candidate"]["cv"] = 0.2
+    v = _check(timing)
+    assert v.timed and v.timing["precise"] is False and reward(v) == REWARD_CORRECT
+
+
+def test_missing_judge_baselines_leave_the_speed_unscored():
+    v = _check(_timing(0.2), cached={"eager": BASELINES["eager"]})
+    assert v.correct and not v.timed and not v.speedup and "compile" in v.error
 
 
 def test_time_below_roofline_floor_is_a_violation():

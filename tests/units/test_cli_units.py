@@ -57,3 +57,26 @@ def test_verify_rejects_forbidden_candidate_and_on_paper_units(tmp_path):
     assert result.exit_code == 2 and "import os" in result.output
     result = runner.invoke(app, ["units", "verify", "mi350_mfma", "--device", "cpu"])
     assert result.exit_code == 2 and "on paper" in result.output
+
+
+def test_a_unit_candidate_runs_in_the_os_sandbox(tmp_path):
+    """The CLI runs ``--candidate`` files through ``isolation.run_command``: a candidate past the
+    static rules still cannot write outside its scratch folder."""
+    import functools
+
+    import pytest
+
+    from hawkeye_env.judge import isolation
+    from units import get_unit
+    from units.harness import verify_in_subprocess
+
+    if isolation.mode() == isolation.OFF or isolation.probe():
+        pytest.skip(f"the OS sandbox is off or cannot run here: {isolation.probe() or 'HAWKEYE_SANDBOX=off'}")
+    planted = tmp_path / "planted.txt"
+    evil = tmp_path / "evil.py"
+    kernel = unit_file(get_unit("coalesced_access"), "kernel.py").replace("from __future__ import annotations", "")
+    evil.write_text(f"open({str(planted)!r}, 'w').write('x')\n" + kernel)
+    with pytest.raises(RuntimeError, match="Read-only file system"):
+        verify_in_subprocess(["coalesced_access"], "cpu", str(evil),
+                             runner=functools.partial(isolation.run_command, device="cpu"))
+    assert not planted.exists()

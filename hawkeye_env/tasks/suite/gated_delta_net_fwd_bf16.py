@@ -19,13 +19,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from hawkeye_env.tasks.delta_rule_common import (
-    DELTA_RULE_TOLERANCES,
     chunked_delta_rule,
     delta_rule_flops,
     fla_delta_rule,
     l2norm,
 )
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, DELTA_RULE_BF16, TaskSpec
 
 GATE_BIAS = 4.0
 
@@ -77,7 +76,7 @@ SPEC = TaskSpec(
     gpu_shapes=({"B": 8, "H": 16, "T": 2048, "D": 128},),
     flops=delta_rule_flops,
     bytes_moved=lambda B, H, T, D, **_: 2.0 * 4 * B * H * T * D + 2 * 4.0 * B * H * T,
-    tolerances=DELTA_RULE_TOLERANCES,
+    tolerances={**DEFAULT_TOLERANCES, "bfloat16": DELTA_RULE_BF16},
     tags=("chunked_scan", "linear_attention"),
     solution="hawkeye_env.tasks.solutions.gated_delta_net_fwd_bf16",
     vendor_baselines={"fla": "hawkeye_env.tasks.suite.gated_delta_net_fwd_bf16:fla"},

@@ -1,0 +1,157 @@
+"""The parent's validation of a worker's reply against its own plan (REWARD_HACKS #20, #23).
+
+A worker's reply is written by a process that ran candidate code, so it is data to check, never
+to believe: a candidate that escaped its worker's Python defences can write the reply itself.
+``reply_problem`` returns why a reply does not fit the job the parent sent (None when it fits):
+one row per planned trial, the planned repeats and no others, outputs as tensors, the same number
+of outputs in every call, timing exactly when the job asked for it and for the candidate only
+(baseline times never come from a process that ran candidate code), finite positive times whose
+sample counts match the plan, kept timed outputs at refill counts the plan allows, and violation
+codes the judge knows. A misfit is a ``forged_reply`` violation: honest workers, running the
+judge's own code, cannot produce one.
+
+``progress_violations`` does the same for the violations a worker reports while it runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from hawkeye_env.judge.timing_plan import plan_iterations
+from hawkeye_env.judge.verdict import VIOLATION_CODES
+
+STAGES = ("ok", "compile_error", "runtime_error", "no_source")
+TIMING_FIELDS = ("median_ms", "iqr_ms", "cv", "wall_median_ms")
+
+
+def _violations_problem(violations) -> str | None:
+    if not isinstance(violations, list):
+        return "violations is not a list"
+    for item in violations:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            return "a violation is not a (code, message) pair of strings"
+        if item[0] not in VIOLATION_CODES:
+            return f"unknown violation code {item[0][:40]!r}"
+    return None
+
+
+def progress_violations(violations) -> tuple[list[list[str]], str | None]:
+    """The ``(code, message)`` pairs of a progress report, and the problem with it (None when it
+    is well formed; then every code is a known one)."""
+    problem = _violations_problem(violations)
+    if problem is not None:
+        return [], problem
+    return [[c, m] for c, m in violations], None
+
+
+def _outputs_problem(outputs, what: str, count: int | None) -> str | None:
+    if not isinstance(outputs, list):
+        return f"{what}: outputs is not a list"
+    if count is not None and len(outputs) != count:
+        return f"{what}: {len(outputs)} outputs where the first call returned {count}"
+    for o in outputs:
+        if o is not None and type(o) is not torch.Tensor:
+            return f"{what}: an output is {type(o).__name__}, not a tensor"
+    return None
+
+
+def _trials_problem(plan: list[dict], rows) -> str | None:
+    if not isinstance(rows, list):
+        return "trials is not a list"
+    if len(rows) != len(plan):
+        return f"{len(rows)} trial rows for {len(plan)} planned trials"
+    for i, (trial, row) in enumerate(zip(plan, rows)):
+        if not isinstance(row, dict):
+            return f"trial {i} is not a dict"
+        first = _outputs_problem(row.get("outputs"), f"trial {i}", None)
+        if first:
+            return first
+        count = len(row["outputs"])
+        if bool(trial.get("rerun")) != ("rerun" in row) or bool(trial.get("rerun")) != ("fresh" in row):
+            return f"trial {i}: repeats do not match the plan"
+        if trial.get("rerun"):
+            problem = _outputs_problem(row["rerun"], f"trial {i} rerun", count)
+            if problem or not isinstance(row["fresh"], dict):
+                return problem or f"trial {i}: fresh is not a dict"
+            problem = _outputs_problem(row["fresh"].get("outputs"), f"trial {i} fresh", count)
+            if problem:
+                return problem
+    return None
+
+
+def _finite(x, positive: bool) -> bool:
+    """A real number (not a bool), finite, and > 0 (``positive``) or >= 0."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x):
+        return False
+    return x > 0 if positive else x >= 0
+
+
+def _timing_problem(plan: dict | None, timing) -> str | None:
+    if not plan:
+        return None if not timing else "timing that the job did not ask for"
+    if not isinstance(timing, dict) or set(timing) != {"candidate"}:
+        keys = sorted(timing) if isinstance(timing, dict) else type(timing).__name__
+        return f"timing must hold the candidate only (baselines are never timed next to it), got {keys}"
+    cand = timing["candidate"]
+    if not isinstance(cand, dict):
+        return "candidate timing is not a dict"
+    if not _finite(cand.get("median_ms"), True):
+        return "candidate median time is not a finite positive number"
+    for name in TIMING_FIELDS[1:]:
+        if name in cand and not _finite(cand[name], False):
+            return f"candidate {name} is not a finite number"
+    attempts = cand.get("attempts")
+    if not isinstance(attempts, int) or not 1 <= attempts <= 1 + int(plan["retries"]):
+        return f"{attempts!r} timing attempts where the plan allows 1 to {1 + int(plan['retries'])}"
+    events = cand.get("event_ms")
+    if events is not None:
+        if not isinstance(events, list) or not all(_finite(e, False) for e in events):
+            return "event times are not a list of finite numbers"
+        most = int(plan["iters"]) * attempts
+        if not events or len(events) > most:
+            return f"{len(events)} event times for {most} planned iterations"
+    kept = cand.get("kept", [])
+    if not isinstance(kept, list):
+        return "kept is not a list"
+    most = attempts * int(plan["iters"])
+    planned, _ = plan_iterations(int(plan["iters"]), int(plan["retries"]), int(plan["seed"]), int(plan.get("keep", 2)))
+    if sorted(k.get("refills") for k in kept if isinstance(k, dict)) != [g + 1 for g in planned]:
+        return "kept iterations are not the ones the plan picks"
+    counts = set()
+    for k in kept:
+        if not isinstance(k, dict):
+            return "a kept iteration is not a dict"
+        refills = k.get("refills")
+        if not isinstance(refills, int) or isinstance(refills, bool) or not 1 <= refills <= most:
+            return f"kept iteration at refill {refills!r}, outside 1..{most}"
+        problem = _outputs_problem(k.get("outputs"), "kept iteration", None)
+        if problem:
+            return problem
+        counts.add(len(k["outputs"]))
+    return None if len(counts) <= 1 else "kept iterations disagree on their number of outputs"
+
+
+def reply_problem(job: dict, reply) -> str | None:
+    """Why ``reply`` does not fit ``job`` (None when it does); see the module docstring."""
+    if not isinstance(reply, dict):
+        return f"the reply is {type(reply).__name__}, not a dict"
+    stage = reply.get("stage")
+    if stage not in STAGES:
+        return f"unknown stage {str(stage)[:40]!r}"
+    if not isinstance(reply.get("error", ""), str):
+        return "error is not a string"
+    problem = _violations_problem(reply.get("violations", []))
+    if problem or stage != "ok" or reply.get("violations"):
+        return problem
+    problem = _trials_problem(job["trials"], reply.get("trials"))
+    if problem:
+        return problem
+    counts = {len(row["outputs"]) for row in reply["trials"]}
+    if len(counts) > 1:
+        return "trials disagree on their number of outputs"
+    return _timing_problem(job.get("timing"), reply.get("timing"))
+
+
+__all__ = ["progress_violations", "reply_problem"]

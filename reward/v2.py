@@ -1,0 +1,38 @@
+"""Reward v2: v1's table (``reward/v1.py``) on the measurement of issue 18.
+
+What changed against v1 is the formula's input, not its shape:
+
+* ``s`` (``Verdict.best_speedup``) is the ratio of *scored* times, each the call's device time with
+  the host launch kept out, or its host launch time where that is longer (a host-bound call is as
+  slow as its host), measured the same way for the candidate and every baseline
+  (``hawkeye_env/judge/timing.py``). v1 read whole-call times, host launch included, in which
+  small kernels were mostly Python.
+* A timed verdict whose measurement did not reach the timer's precision (every round's
+  coefficient of variation above the gate: ``Verdict.timing["precise"]`` false) is paid as
+  correct and untimed, ``0.2``: the reward does not pay for a lucky draw.
+
+Everything else is v1's: ``-1.0`` for any violation and for no source, ``-0.5`` for every other
+failure, ``0.2`` for correct and untimed, ``0.2 + 0.8 * s / (1 + s)`` for correct and timed.
+``tests/test_reward.py`` pins the values.
+"""
+
+from __future__ import annotations
+
+from hawkeye_env.judge.verdict import Stage, Verdict
+from reward.v1 import FAILURE_REWARD, REWARD_CORRECT, REWARD_VIOLATION, speedup_reward, usable_speedup
+
+REWARD_VERSION = "v2"
+
+
+def reward(verdict: Verdict) -> float:
+    """Score one verdict; see the module docstring and ``reward/v1.py`` for the table."""
+    if verdict.violations or verdict.stage == Stage.REJECTED:
+        return REWARD_VIOLATION
+    if verdict.stage != Stage.CORRECT:
+        return FAILURE_REWARD[Stage(verdict.stage)]
+    if verdict.timed and verdict.timing.get("precise") is False:
+        return REWARD_CORRECT
+    s = usable_speedup(verdict)
+    if s is None:
+        return REWARD_CORRECT
+    return speedup_reward(s)

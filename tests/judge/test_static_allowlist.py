@@ -1,0 +1,267 @@
+"""The static rules as allowlists (REWARD_HACKS.md #18, #23): honest sources pass untouched, each
+escape class of the denylist is a finding with its reason, and no input makes the checker raise.
+
+The honest corpus is every expert solution, every unit module a candidate imports or gets inlined,
+and every adversarial candidate whose test expects the run-time defences (not the static rules) to
+catch it; the search policy's composed seeds are checked in ``tests/policies/test_search_seeds_static.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import types
+from pathlib import Path
+
+import pytest
+
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.static_checks import (
+    FORBIDDEN_ATTRIBUTES,
+    MODULE_ATTRIBUTES,
+    OBJECT_ATTRIBUTES,
+    check_source,
+    parse_source,
+)
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage
+from reward.v1 import REWARD_VIOLATION
+from tests.judge.test_adversarial import CASES, WORKER_CASES
+
+REPO = Path(__file__).resolve().parents[2]
+CANDIDATES = REPO / "tests" / "candidates"
+STATIC_CODES = {"forbidden_import", "forbidden_call", "forbidden_attribute", "global_state"}
+
+
+def _unit_modules_candidates_use() -> list[Path]:
+    """Each unit's kernel.py and every units module an expert solution imports (what
+    ``policies/inline.py`` splices into a candidate)."""
+    paths = set(REPO.glob("units/*/kernel.py"))
+    for solution in (REPO / "hawkeye_env" / "tasks" / "solutions").glob("*.py"):
+        for node in ast.parse(solution.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("units."):
+                paths.add(REPO.joinpath(*node.module.split(".")).with_suffix(".py"))
+    return sorted(paths)
+
+
+def _honest_corpus() -> list[Path]:
+    solutions = sorted(p for p in (REPO / "hawkeye_env" / "tasks" / "solutions").glob("*.py")
+                       if p.name != "__init__.py")
+    # Hacks whose expected verdict comes from a run-time defence must get past the static rules.
+    runtime_hacks = {c.file for c in CASES if c.expect not in STATIC_CODES}
+    runtime_hacks |= {c.file for c in WORKER_CASES if c.static} | {"h07_self_cache_decoy"}
+    hacks = sorted(CANDIDATES / "hacks" / f"{name}.py" for name in runtime_hacks)
+    # tests/gpu/test_gpu_judge.py judges pointer_cache with static checks on and expects a timed-loop
+    # violation; side_stream must be rejected statically; timer_patch runs with static checks off.
+    return [*solutions, *_unit_modules_candidates_use(), *hacks, CANDIDATES / "gpu" / "pointer_cache.py"]
+
+
+@pytest.mark.parametrize("path", _honest_corpus(), ids=lambda p: str(p.relative_to(REPO)))
+def test_honest_source_has_no_finding(path: Path) -> None:
+    findings = check_source(path.read_text(encoding="utf-8"))
+    assert findings == [], "; ".join(f"line {f.line}: {f.code}: {f.message}" for f in findings)
+
+
+def test_side_stream_gpu_candidate_is_rejected_statically() -> None:
+    findings = check_source((CANDIDATES / "gpu" / "side_stream.py").read_text(encoding="utf-8"))
+    assert any(f.code == "forbidden_call" and "stream or graph API" in f.message for f in findings), findings
+
+
+# One candidate file per escape class of the denylist: (file, code, message fragment, line).
+H18 = [
+    ("h18_match_class_pattern", "forbidden_attribute", "syntax MatchClass is not allowed", 20),
+    ("h18_module_hop_numpy", "forbidden_attribute", "F.np: np is not on the allowlist of torch.nn.functional", 19),
+    ("h18_module_hop_typing_operator", "forbidden_attribute", "typing.operator: operator is not on the allowlist", 20),
+    ("h18_alias_private_torch_c", "forbidden_attribute", "module torch used as a value", 18),
+    ("h18_alias_private_torch_c", "forbidden_attribute", "private attribute t._C", 19),
+    ("h18_format_field_access", "forbidden_attribute", "format reads attributes by name", 17),
+    ("h18_getattr_default_arg", "forbidden_call", "use of getattr is not allowed", 18),
+    ("h18_type_three_args", "forbidden_call", "use of type is not allowed", 18),
+    ("h18_deep_expression", "forbidden_call", "nests more than 200 levels", 16),
+]
+
+
+@pytest.mark.parametrize("file, code, fragment, line", H18, ids=lambda x: str(x))
+def test_escape_candidate_is_rejected(file: str, code: str, fragment: str, line: int) -> None:
+    source = (CANDIDATES / "hacks" / f"{file}.py").read_text(encoding="utf-8")
+    assert "Hack #" in source.split('"""')[1], "docstring must name the hack"
+    findings = check_source(source)
+    assert any(f.code == code and fragment in f.message and f.line == line for f in findings), findings
+
+
+def test_every_h18_file_is_in_the_table() -> None:
+    assert {p.stem for p in (CANDIDATES / "hacks").glob("h18_*.py")} == {row[0] for row in H18}
+
+
+@pytest.mark.parametrize(
+    "source, code, fragment",
+    [
+        # aliasing a module, whatever the spelling: the module may not be a value
+        ("import torch\nt = torch\nx = t._C", "forbidden_attribute", "module torch used as a value"),
+        ("import torch\na, b = torch, 1", "forbidden_attribute", "module torch used as a value"),
+        ("import torch\ndef f(t=torch):\n    return t", "forbidden_attribute", "module torch used as a value"),
+        ("import torch\nf = lambda t=torch: t", "forbidden_attribute", "module torch used as a value"),
+        ("import torch\nx = [torch.nn][0]", "forbidden_attribute", "module torch.nn used as a value"),
+        ("import triton\nx = triton.language", "forbidden_attribute", "module triton.language used as a value"),
+        ("import torch\nif (t := 1):\n    pass", "forbidden_call", "syntax NamedExpr"),
+        # unknown spellings are rejected by default, on modules and on other objects
+        ("import torch\nx = torch.some_future_api(1)", "forbidden_attribute",
+         "torch.some_future_api: some_future_api is not on the allowlist of torch"),
+        ("from torch import some_future_api", "forbidden_attribute", "not on the allowlist of torch"),
+        ("import torch\nx = torch.ones(1).some_future_method()", "forbidden_attribute",
+         "attribute some_future_method is not on the allowlist"),
+        ("import torch\nx = torch.cuda.memory_allocated()", "forbidden_attribute",
+         "not on the allowlist of torch.cuda"),
+        # stdlib modules hanging off allowed ones
+        ("import dataclasses\nb = dataclasses.builtins", "forbidden_call", "builtins: stdlib module"),
+        ("import dataclasses\nc = dataclasses.copy.copy", "forbidden_attribute",
+         "copy is not on the allowlist of dataclasses"),
+        ("import torch\ng = torch.glob.glob('/')", "forbidden_attribute", "glob is not on the allowlist of torch"),
+        ("import typing\nh = typing.get_type_hints", "forbidden_attribute", "get_type_hints is not on the allowlist"),
+        ("import torch.nn.functional as F\nt = F.torch.load", "forbidden_attribute", "torch is not on the allowlist"),
+        ("import units.harness", "forbidden_import", "import units.harness is not allowed"),
+        ("from units.index import list_units", "forbidden_import", "from units.index import is not allowed"),
+        ("from units.persistent_splitk.kernel import torch", "forbidden_attribute",
+         "torch is not on the allowlist of units.persistent_splitk.kernel"),
+        # string-named getters and reflection builtins
+        ("g = getattr", "forbidden_call", "use of getattr is not allowed"),
+        ("v = vars()", "forbidden_call", "use of vars is not allowed"),
+        ("h = hasattr(1, 'real')", "forbidden_call", "use of hasattr is not allowed"),
+        ("o = object.__getattribute__", "forbidden_call", "use of object is not allowed"),
+        ("def f(x=input):\n    return x", "forbidden_call", "use of input is not allowed"),
+        ("x = '{0.__class__}'.format(1)", "forbidden_attribute", "format reads attributes by name"),
+        ("x = '{0[0]}'.format([1])", "forbidden_attribute", "format reads attributes by name"),
+        ("x = '{0:{1.real}}'.format(1, 2)", "forbidden_attribute", "format reads attributes by name"),
+        ("s = '{}'\nx = s.format(1)", "forbidden_attribute", "format reads attributes by name"),
+        ("x = '{a}'.format_map({'a': 1})", "forbidden_attribute", "format_map reads attributes by name"),
+        ("x = f'{(1).real!r}'", "forbidden_attribute", "attribute real is not on the allowlist"),
+        # classes built or bent at run time
+        ("C = type('C', (), {})", "forbidden_call", "use of type is not allowed"),
+        ("class A(int, metaclass=int):\n    pass", "forbidden_call", "class keywords (metaclass=...)"),
+        ("class A:\n    def f(self):\n        return super(A, self)", "forbidden_call", "super() with arguments"),
+        ("class A:\n    __getattr__ = len", "forbidden_attribute", "name __getattr__ is not allowed"),
+        # syntax outside the allowlist
+        ("def g():\n    yield 1", "forbidden_call", "syntax Yield is not allowed"),
+        ("async def g():\n    pass", "forbidden_call", "syntax AsyncFunctionDef is not allowed"),
+        ("try:\n    pass\nexcept* ValueError:\n    pass", "forbidden_call", "syntax TryStar is not allowed"),
+        ("match 1:\n    case {'a': x}:\n        pass", "forbidden_attribute", "syntax MatchMapping is not allowed"),
+        # private names: only self._x the candidate assigns; assignment only under self
+        ("class M:\n    def __init__(self):\n        self._c = 1\n    def f(self, x):\n        return x._c",
+         "forbidden_attribute", "private attribute x._c"),
+        ("class M:\n    def f(self):\n        return self._modules", "forbidden_attribute",
+         "private attribute self._modules"),
+        # a name assigned as self.x is allowed on self only, not on foreign objects
+        ("class M:\n    def __init__(self):\n        self.grad_fn = 1\n    def f(self, t):\n        return t.grad_fn",
+         "forbidden_attribute", "t.grad_fn: attribute grad_fn is not on the allowlist"),
+        ("import torch\ny = torch.ones(1).apply_(len)", "forbidden_call", "apply_: runs a Python callback"),
+        ("x = [1]\nx.foo = 1", "forbidden_attribute", "assigning to x.foo: only attributes of self"),
+        ("import torch\ntorch.nn.functional.softmax = len", "forbidden_attribute", "patches a module"),
+    ],
+)
+def test_escape_spelling_is_a_finding(source: str, code: str, fragment: str) -> None:
+    findings = check_source(source)
+    assert any(f.code == code and fragment in f.message for f in findings), findings
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(input):\n    return input",  # a parameter shadows the builtin
+        "class M:\n    def __init__(self):\n        self._c = 1\n    def f(self):\n        return self._c",
+        "class C:\n    BLOCK = 64\n    def f(self, c):\n        return c.BLOCK",  # class-body names are defined
+        "x = '{} {:>4} {name}'.format(1, 2, name=3)",
+        "x = 1\ny = f'{x!r:>8}'",
+        "import torch\ndef f(x):\n    with torch.no_grad():\n        return x.float().contiguous()",
+        "from triton.language.extra import libdevice\nimport triton.language as tl\n"
+        "def k(x):\n    return libdevice.fast_expf(x) + tl.extra.cuda.libdevice.exp(x)",
+        "x = " + "[" * 150 + "]" * 150,  # deep, but below the bound
+    ],
+)
+def test_honest_spelling_passes(source: str) -> None:
+    assert check_source(source) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = " + " + ".join(["1"] * 700),
+        "x = " + " + ".join(["1"] * 5000),
+        "x = " + "-" * 900 + "1",
+        "x = " + "not " * 900 + "1",
+        "x = y" + ".a" * 5000,
+        "x = " + "(" * 5000 + "1" + ")" * 5000,
+        "x = " + "[" * 5000 + "]" * 5000,
+        "x = '" + "{:" * 3000 + "}" * 3000 + "'.format(1)",
+    ],
+    ids=["sum700", "sum5000", "unary900", "not900", "attr5000", "parens5000", "lists5000", "format3000"],
+)
+def test_checker_never_raises_on_deep_input(source: str) -> None:
+    """#23: a deep tree is a finding (or, past the parser's own limits, a SyntaxError the evaluator
+    turns into a compile error), never a RecursionError that loses the batch."""
+    try:
+        findings = check_source(source)
+    except SyntaxError:
+        with pytest.raises(SyntaxError):
+            parse_source(source)
+        return
+    assert "format" in source or any("nests more than" in f.message for f in findings), findings
+
+
+def test_allowlisted_names_exist_and_reach_no_unlisted_module() -> None:
+    """Every module attribute on a list exists in the installed torch / triton / stdlib (a typo
+    would silently admit nothing), and a listed name that is itself a module is a list's key
+    (otherwise it would be a hop to a module whose attributes nobody listed)."""
+    for path, names in MODULE_ATTRIBUTES.items():
+        module = importlib.import_module(path)
+        for name in names:
+            try:
+                value = getattr(module, name) if hasattr(module, name) else importlib.import_module(f"{path}.{name}")
+            except ImportError:
+                pytest.fail(f"{path}.{name} does not exist")
+            if isinstance(value, types.ModuleType):
+                assert value.__name__ in MODULE_ATTRIBUTES or value.__name__.endswith("libdevice"), f"{path}.{name}"
+
+
+def test_libdevice_modules_hold_only_functions() -> None:
+    for path in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"):
+        module = importlib.import_module(path)
+        for name in (n for n in dir(module) if not n.startswith("_") and n != "core"):
+            assert isinstance(getattr(module, name), types.FunctionType), f"{path}.{name}"
+
+
+def test_no_allowlisted_name_is_always_forbidden() -> None:
+    listed = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())
+    assert not listed & set(FORBIDDEN_ATTRIBUTES)
+    assert not any(n.startswith("_") for n in listed)
+
+
+@pytest.fixture(scope="module")
+def ev() -> Evaluator:
+    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+
+
+@pytest.mark.parametrize(
+    "file, code, fragment",
+    [
+        ("h18_match_class_pattern", "forbidden_attribute", "syntax MatchClass is not allowed"),
+        ("h18_alias_private_torch_c", "forbidden_attribute", "private attribute t._C"),
+        ("h18_deep_expression", "forbidden_call", "nests more than 200 levels"),
+    ],
+)
+def test_escape_candidate_verdict_end_to_end(ev: Evaluator, file: str, code: str, fragment: str) -> None:
+    v = ev.evaluate("vector_add_fp32", (CANDIDATES / "hacks" / f"{file}.py").read_text(encoding="utf-8"), "cpu")
+    assert v.stage is Stage.REJECTED and v.reward == REWARD_VIOLATION, v.feedback
+    assert any(x.code == code and fragment in x.message for x in v.violations), v.violations
+    assert fragment in v.feedback
+
+
+def test_a_checker_failure_is_a_finding_not_an_exception(monkeypatch) -> None:
+    """#23: whatever goes wrong inside the checker, the candidate gets a finding and the batch goes on."""
+    from hawkeye_env.judge import static_checks
+
+    def broken(self):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(static_checks._Checker, "run", broken)
+    [finding] = check_source("x = 1")
+    assert finding.code == "forbidden_call" and "static checker failed" in finding.message

@@ -1,0 +1,39 @@
+"""The trust boundary is visible in the layout (``hawkeye_env/judge/__init__.py``): the trusted
+parent never imports a module of the sandboxed worker, and the worker imports none of the parent's.
+
+Each side is imported in a fresh interpreter, as its process imports it, and the other side's
+modules must be absent from ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+WORKER_SIDE = ("worker", "worker_entry", "guards", "timing", "warmup", "cpu_backend")
+PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "reply_check", "references",
+               "checks", "correctness", "static_checks", "store", "roofline", "feedback", "backends")
+
+
+def _imported_after(modules: list[str]) -> set[str]:
+    code = (
+        "import json, sys\n"
+        f"for m in {modules!r}:\n    __import__(m)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('hawkeye_env.judge.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    return {m.removeprefix("hawkeye_env.judge.") for m in json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def test_the_parent_imports_no_worker_module():
+    parent = [f"hawkeye_env.judge.{m}" for m in PARENT_SIDE] + ["hawkeye_env.env", "hawkeye_env.vector",
+                                                                "training.reward", "evals.best_of_n"]
+    loaded = _imported_after(parent)
+    assert not loaded & set(WORKER_SIDE), sorted(loaded & set(WORKER_SIDE))
+
+
+def test_the_worker_imports_no_parent_module():
+    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.worker",
+                              "hawkeye_env.judge.warmup"])
+    assert not loaded & set(PARENT_SIDE), sorted(loaded & set(PARENT_SIDE))
