@@ -397,9 +397,10 @@ class Evaluator:
         outcome = sandbox.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
         v.profile = {"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
         if outcome.reply is None:
-            v.stage, v.error = Stage.RUNTIME_ERROR, f"{outcome.failure}: {outcome.detail}"
+            v.stage = Stage.RUNTIME_ERROR
+            v.error = reply_check.bounded_text(f"{outcome.failure}: {outcome.detail}")
             reported, problem = reply_check.progress_violations(outcome.violations)
-            v.violations = [Violation(code, msg) for code, msg in reported]
+            v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reported]
             if problem:
                 v.violations.append(Violation("forged_reply", f"progress report: {problem}"))
             if v.violations:
@@ -422,9 +423,9 @@ class Evaluator:
     def _read_reply(self, spec, job, reply: dict, shape, compare_device: str, cached_baselines, v: Verdict) -> None:
         """Decide the verdict from the worker's reply (``reply_check`` found it fits the plan);
         outputs are compared on ``compare_device``."""
-        v.violations = [Violation(code, msg) for code, msg in reply.get("violations", [])]
+        v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reply.get("violations", [])]
         if reply["stage"] != "ok":
-            v.stage, v.error = Stage(reply["stage"]), str(reply.get("error", ""))
+            v.stage, v.error = Stage(reply["stage"]), reply_check.bounded_text(str(reply.get("error", "")))
             v.compiled = v.stage not in (Stage.COMPILE_ERROR, Stage.NO_SOURCE)
             if v.violations:
                 v.stage = Stage.REJECTED

@@ -80,6 +80,9 @@ HIDDEN_HOME_ENTRIES = (".cache", ".config", ".ssh", ".netrc", ".aws", ".gnupg", 
 # replies (a gemm_bf16 reply is 224 MiB with references in the parent; BENCHMARKS.md), else the
 # temporary folder.
 SHM_DIR = "/dev/shm"
+# The worker's private /dev/shm: torch, Triton and CUDA keep nothing there, and a bounded tmpfs
+# keeps a candidate from filling the host's memory through it.
+SHM_TMPFS_BYTES = 256 << 20
 SHM_MIN_FREE_BYTES = 4 << 30
 
 
@@ -153,6 +156,38 @@ def scratch_root() -> str | None:
     return None
 
 
+_SWEPT: set[str] = set()
+
+
+def new_scratch() -> str:
+    """A new private scratch folder ``<root>/hawkeye-workers-<uid>/hawkeye-worker-<judge pid>-*``.
+    The first call of a process removes the folders left by judges that are gone (killed before
+    they could clean up)."""
+    root = os.path.join(scratch_root() or tempfile.gettempdir(), f"hawkeye-workers-{os.getuid()}")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    if root not in _SWEPT:
+        _SWEPT.add(root)
+        sweep_stale(root)
+    return tempfile.mkdtemp(prefix=f"hawkeye-worker-{os.getpid()}-", dir=root)
+
+
+def sweep_stale(root: str) -> list[str]:
+    """Remove scratch folders under ``root`` whose judge process no longer exists; returns them."""
+    removed = []
+    for entry in os.scandir(root):
+        parts = entry.name.split("-")
+        if len(parts) < 4 or not parts[2].isdigit() or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+        except PermissionError:
+            pass
+    return removed
+
+
 def hidden_paths(extra: tuple[str, ...] = ()) -> list[Path]:
     """Existing paths a worker must not see: ``HIDDEN_HOME_ENTRIES`` under ``HOME`` and ``extra``."""
     home = Path(os.path.expanduser("~"))
@@ -178,7 +213,8 @@ def bwrap_command(argv: list[str], scratch: str, device: str, writable: tuple[st
     if binary is None:
         raise SandboxUnavailable(probe() or "bubblewrap is not installed")
     cmd = [*_namespace_args(binary), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/dev/shm", "--tmpfs", str(Path(scratch).parent)]
+           "--size", str(SHM_TMPFS_BYTES), "--tmpfs", "/dev/shm", "--size", str(1 << 20), "--tmpfs",
+           str(Path(scratch).parent)]
     for path in hidden_paths(hidden):
         if path.is_dir() and not path.is_symlink():
             cmd += ["--tmpfs", str(path)]
@@ -236,12 +272,25 @@ class _Launcher:
             try:
                 answer.put(subprocess.Popen(
                     request.argv, env=request.env, pass_fds=request.fds, stdin=subprocess.DEVNULL,
-                    close_fds=True, start_new_session=request.new_session,
+                    close_fds=True, start_new_session=request.new_session, preexec_fn=_die_with_this_thread,
                 ))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 answer.put(exc)
 
 
+def _die_with_this_thread() -> None:
+    """In the new child before ``exec``: ``PR_SET_PDEATHSIG`` SIGKILL, so the outer ``bwrap`` (and
+    with it the sandbox, through ``--die-with-parent``) is killed when the launcher thread, that
+    is the judge's process, dies; ``bwrap``'s own flag covers only the processes inside."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+
+PR_SET_PDEATHSIG = 1
 _LAUNCHER = _Launcher()
 
 
@@ -303,9 +352,7 @@ def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable:
     import json
 
     sandbox_mode = require()
-    root = os.path.join(scratch_root() or tempfile.gettempdir(), f"hawkeye-workers-{os.getuid()}")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="hawkeye-worker-", dir=root)
+    scratch = new_scratch()
     extra = {"HOME": scratch, "TMPDIR": scratch, "CUDA_CACHE_PATH": os.path.join(scratch, "nv"),
              "TRITON_CACHE_DIR": os.path.join(scratch, "triton"), "PYTHONDONTWRITEBYTECODE": "1",
              **(env or {})}
@@ -330,9 +377,7 @@ def run_command(argv: list[str], env: dict[str, str], timeout_s: float, device: 
     ``TRITON_INTERPRET``); returns the ``subprocess.CompletedProcess`` with text output. Used where
     a candidate runs outside the judge's worker protocol (``hawkeye units verify --candidate``)."""
     require()
-    root = os.path.join(scratch_root() or tempfile.gettempdir(), f"hawkeye-workers-{os.getuid()}")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="hawkeye-worker-", dir=root)
+    scratch = new_scratch()
     extra = {"HOME": scratch, "TMPDIR": scratch, "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
              **{k: v for k, v in env.items() if k == "TRITON_INTERPRET"}}
     try:
@@ -343,6 +388,26 @@ def run_command(argv: list[str], env: dict[str, str], timeout_s: float, device: 
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def folder_bytes(folder: str | None, most_entries: int = 10_000) -> int:
+    """Bytes in the files below ``folder`` (links not followed; at most ``most_entries`` entries
+    walked): what a worker's scratch folder holds in memory when it lies on ``/dev/shm``."""
+    if not folder:
+        return 0
+    total, seen, stack = 0, 0, [folder]
+    while stack and seen < most_entries:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:
+            continue
+    return total
 
 
 def tree_rss_bytes(pid: int) -> int:

@@ -23,6 +23,9 @@ from hawkeye_env.judge.timing_plan import plan_iterations
 from hawkeye_env.judge.verdict import VIOLATION_CODES
 
 STAGES = ("ok", "compile_error", "runtime_error", "no_source")
+# A verdict's error and each violation message keep at most this many characters of what a worker
+# sent (about a screen of traceback; the worker's printed output is bounded the same way).
+MAX_TEXT_CHARS = 8000
 TIMING_FIELDS = ("median_ms", "iqr_ms", "cv", "wall_median_ms")
 
 
@@ -52,9 +55,22 @@ def _outputs_problem(outputs, what: str, count: int | None) -> str | None:
     if count is not None and len(outputs) != count:
         return f"{what}: {len(outputs)} outputs where the first call returned {count}"
     for o in outputs:
-        if o is not None and type(o) is not torch.Tensor:
+        if o is None:
+            continue
+        if type(o) is not torch.Tensor:
             return f"{what}: an output is {type(o).__name__}, not a tensor"
+        if o.layout is not torch.strided or o.device.type != "cpu" or o.is_quantized:
+            return f"{what}: an output is a {o.layout} {o.device.type} tensor, not a dense host tensor"
     return None
+
+
+def bounded_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` cut to its first and last ``limit // 2`` characters around a marker: a worker's
+    error or message text reaches the verdict, the store and the agent's next prompt."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
 
 
 def _trials_problem(plan: list[dict], rows) -> str | None:
@@ -142,6 +158,10 @@ def reply_problem(job: dict, reply) -> str | None:
         return f"unknown stage {str(stage)[:40]!r}"
     if not isinstance(reply.get("error", ""), str):
         return "error is not a string"
+    profile = reply.get("profile", {})
+    if not isinstance(profile, dict) or not all(_finite(x, False) for x in profile.values()
+                                                if isinstance(x, (int, float))):
+        return "the profile is not a dict of finite numbers"
     problem = _violations_problem(reply.get("violations", []))
     if problem or stage != "ok" or reply.get("violations"):
         return problem
@@ -154,4 +174,4 @@ def reply_problem(job: dict, reply) -> str | None:
     return _timing_problem(job.get("timing"), reply.get("timing"))
 
 
-__all__ = ["progress_violations", "reply_problem"]
+__all__ = ["MAX_TEXT_CHARS", "bounded_text", "progress_violations", "reply_problem"]

@@ -49,10 +49,12 @@ import io
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
 import stat
+import struct
 import tempfile
 import threading
 import time
@@ -65,6 +67,12 @@ from hawkeye_env.judge import isolation
 from hawkeye_env.judge.lanes import Lane, LaneClaim
 
 POLL_S = 0.05
+# A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
+# times per trial; more than MAX_MESSAGES of them, or one above the memory limit (or
+# MAX_MESSAGE_BYTES without one), is a worker flooding the parent.
+MAX_MESSAGES = 10_000
+MAX_MESSAGE_BYTES = 4 << 30
+READ_CHUNK_BYTES = 16 << 20
 KILL_GRACE_S = 2.0
 # While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
 # the GPU for about a second (50 iterations of ~0.1-1 ms plus a 0.2 s warm-up, timing.py), so a
@@ -375,53 +383,116 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
         except OSError:  # e.g. a standby that died while it waited: a retryable crash
             proc.join(KILL_GRACE_S)
             return failed("crash", describe_exit(proc.exitcode))
+        reader = MessageReader(parent.fileno(), memory_limit_bytes or MAX_MESSAGE_BYTES)
+        messages = 0
         while True:
             if output is not None:
                 output.bound()
             if claim.grant():
                 parent.send_bytes(GO)
-            if parent.poll(LANE_POLL_S if claim.pending else POLL_S):
-                received = time.monotonic()
-                try:
-                    payload = parent.recv_bytes()
-                    message = decode_message(payload)
-                except (EOFError, OSError):
-                    proc.join(KILL_GRACE_S)
-                    return failed("crash", describe_exit(proc.exitcode))
-                except ValueError as exc:
-                    return failed("bad_reply", str(exc))
-                if message.get("kind") == "final":
-                    size = len(payload)
-                    if message.get("reply_file") and job.get("reply_path"):
-                        kill(proc)  # nothing may write the file once it is being read
-                        try:
-                            message, size = _read_reply_file(job["reply_path"], memory_limit_bytes)
-                        except ValueError as exc:
-                            return failed("bad_reply", str(exc))
-                    transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
-                    return Outcome(message, "", "", time.monotonic() - start, violations, transfer,
-                                   claim.total_wait_s())
-                if message.get("kind") == "lane_request":
-                    try:
-                        claim.request(str(message.get("mode")))
-                    except ValueError as exc:
-                        return failed("bad_reply", str(exc))
-                    continue
-                violations = list(message.get("violations", []))
-                continue
-            if not proc.is_alive():
-                proc.join(KILL_GRACE_S)
-                return failed("crash", describe_exit(proc.exitcode))
+            # The limits are checked on every pass: a flood of messages cannot starve them.
             if claim.pending and claim.total_wait_s() > LANE_WAIT_FACTOR * timeout_s:
                 return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
             if time.monotonic() - start - claim.total_wait_s() > timeout_s:
                 return failed("timeout", f"no verdict within {timeout_s:.0f} s")
-            if memory_limit_bytes and isolation.tree_rss_bytes(proc.pid) > memory_limit_bytes:
-                return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory")
+            if memory_limit_bytes and _memory_bytes(proc) > memory_limit_bytes:
+                return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory "
+                                        "(its processes and its scratch folder)")
+            try:
+                payload = reader.poll(LANE_POLL_S if claim.pending else POLL_S)
+            except (EOFError, OSError):
+                proc.join(KILL_GRACE_S)
+                return failed("crash", describe_exit(proc.exitcode))
+            except ValueError as exc:
+                return failed("bad_reply", str(exc))
+            if payload is None:
+                if not proc.is_alive() and not reader.pending():
+                    proc.join(KILL_GRACE_S)
+                    return failed("crash", describe_exit(proc.exitcode))
+                continue
+            messages += 1
+            if messages > MAX_MESSAGES:
+                return failed("bad_reply", f"more than {MAX_MESSAGES} messages from one worker")
+            received = time.monotonic()
+            try:
+                message = decode_message(payload)
+            except ValueError as exc:
+                return failed("bad_reply", str(exc))
+            if message.get("kind") == "final":
+                size = len(payload)
+                if message.get("reply_file") and job.get("reply_path"):
+                    kill(proc)  # nothing may write the file once it is being read
+                    try:
+                        message, size = _read_reply_file(job["reply_path"], memory_limit_bytes)
+                    except ValueError as exc:
+                        return failed("bad_reply", str(exc))
+                transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
+                return Outcome(message, "", "", time.monotonic() - start, violations, transfer,
+                               claim.total_wait_s())
+            if message.get("kind") == "lane_request":
+                try:
+                    claim.request(str(message.get("mode")))
+                except ValueError as exc:
+                    return failed("bad_reply", str(exc))
+                continue
+            violations = list(message.get("violations", []))
     finally:
         parent.close()
         kill(proc)
         claim.close()
+
+
+def _memory_bytes(proc) -> int:
+    """Host memory a worker holds: the resident memory of its process tree plus the bytes in its
+    scratch folder (on ``/dev/shm`` those are memory too)."""
+    return isolation.tree_rss_bytes(proc.pid) + isolation.folder_bytes(getattr(proc, "scratch", None))
+
+
+class MessageReader:
+    """Reads ``multiprocessing.Connection`` frames (a 4-byte big-endian length, or -1 and an 8-byte
+    one, then the payload) from a worker's socket without ever blocking past ``poll``'s timeout:
+    a worker that announces a long message and stops sending cannot hang the parent, and no
+    message may exceed ``limit`` bytes."""
+
+    def __init__(self, fd: int, limit: int):
+        self.fd, self.limit, self.buf = fd, limit, bytearray()
+
+    def pending(self) -> bool:
+        return bool(self.buf)
+
+    def poll(self, timeout: float) -> bytes | None:
+        """One complete message, or None when none arrived within ``timeout``; ``EOFError`` once
+        the worker closed its end, ``ValueError`` for an oversized frame."""
+        message = self._take()
+        if message is not None:
+            return message
+        wait = timeout
+        while select.select([self.fd], [], [], wait)[0]:
+            chunk = os.read(self.fd, READ_CHUNK_BYTES)
+            if not chunk:
+                raise EOFError("the worker closed its connection")
+            self.buf += chunk
+            message = self._take()
+            if message is not None:
+                return message
+            wait = 0.0
+        return None
+
+    def _take(self) -> bytes | None:
+        if len(self.buf) < 4:
+            return None
+        (size,), head = struct.unpack("!i", self.buf[:4]), 4
+        if size == -1:
+            if len(self.buf) < 12:
+                return None
+            (size,), head = struct.unpack("!Q", self.buf[4:12]), 12
+        if size < 0 or size > self.limit:
+            raise ValueError(f"a worker message of {size} bytes exceeds the {self.limit} byte limit")
+        if len(self.buf) < head + size:
+            return None
+        message = bytes(self.buf[head:head + size])
+        del self.buf[:head + size]
+        return message
 
 
 def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:

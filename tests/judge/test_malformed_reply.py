@@ -140,3 +140,17 @@ def test_one_forged_reply_costs_no_other_verdict_of_the_batch(monkeypatch):
     ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
     verdicts = evaluate_many(ev, [(TASK, SOURCE + "\n# FORGED\n"), (TASK, SOURCE)], device="cpu")
     assert [v.stage for v in verdicts] == [Stage.REJECTED, Stage.CORRECT]
+
+
+@pytest.mark.parametrize("kind", ["sparse", "meta", "nan_profile"])
+def test_outputs_that_are_not_dense_host_tensors_and_non_finite_profiles_are_forged(monkeypatch, kind):
+    rows = _honest_rows()
+    reply = {"stage": "ok", "violations": [], "trials": rows, "timing": {}}
+    if kind == "sparse":
+        rows[0]["outputs"] = [rows[0]["outputs"][0].to_sparse()]
+    elif kind == "meta":
+        rows[0]["outputs"] = [torch.empty(rows[0]["outputs"][0].shape, device="meta")]
+    else:
+        reply["profile"] = {"import_s": float("nan")}
+    v = _judge(monkeypatch, reply)
+    assert v.stage is Stage.REJECTED and v.violations[0].code == "forged_reply", v.feedback
