@@ -54,10 +54,23 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 
 def _quantile(x: torch.Tensor, q: float) -> float:
-    """The ``q`` quantile of ``x`` (lower nearest rank; ``kthvalue`` has no size limit)."""
+    """The ``q`` quantile of ``x`` (lower nearest rank; no size limit, unlike ``torch.quantile``).
+
+    On the host ``kthvalue`` (a selection, linear time). On a GPU the ``k`` largest through
+    ``topk``: CUDA's ``kthvalue`` runs one thread block per slice, so over one flattened GPU-shape
+    output (6.7e7 elements for ``vector_add_fp32``) it ran on a single SM, and H200 verdicts of
+    2026-12-01 spent tens of seconds in the parent's comparisons."""
     flat = x.reshape(-1)
     k = min(max(math.ceil(q * flat.numel()), 1), flat.numel())
-    return float(flat.kthvalue(k).values)
+    return kth_smallest(flat, k, by_topk=flat.is_cuda)
+
+
+def kth_smallest(flat: torch.Tensor, k: int, by_topk: bool) -> float:
+    """The ``k``-th smallest element (1-based) of the 1-D ``flat``: by ``kthvalue``, or as the
+    smallest of the ``n - k + 1`` largest (``topk``), which is the same element, ties included."""
+    if not by_topk:
+        return float(flat.kthvalue(k).values)
+    return float(flat.topk(flat.numel() - k + 1, sorted=False).values.min())
 
 
 def compare(

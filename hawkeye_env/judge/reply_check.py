@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from hawkeye_env.judge.timing_plan import plan_iterations
+from hawkeye_env.judge.timing_plan import TIMING_ROUNDS, plan_iterations
 from hawkeye_env.judge.verdict import VIOLATION_CODES
 
 STAGES = ("ok", "compile_error", "runtime_error", "no_source")
@@ -119,8 +119,9 @@ def _timing_problem(plan: dict | None, timing) -> str | None:
         if name in cand and not _finite(cand[name], False):
             return f"candidate {name} is not a finite number"
     attempts = cand.get("attempts")
-    if not isinstance(attempts, int) or not 1 <= attempts <= 1 + int(plan["retries"]):
-        return f"{attempts!r} timing attempts where the plan allows 1 to {1 + int(plan['retries'])}"
+    rounds = TIMING_ROUNDS + int(plan["retries"])  # time_callable: TIMING_ROUNDS, plus one per retry
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or not 1 <= attempts <= rounds:
+        return f"{attempts!r} timing rounds where the plan allows 1 to {rounds}"
     events = cand.get("event_ms")
     if events is not None:
         if not isinstance(events, list) or not all(_finite(e, False) for e in events):
