@@ -1,16 +1,18 @@
 """Benchmark judge throughput: candidates judged per minute for a fixed mixed batch.
 
-    python -m evals.bench_throughput --device cuda --gpus 1 2 --out evals/results/throughput-h200.json
-    python -m evals.bench_throughput --device cuda --gpus 1 --out a.json   # one GPU count per command,
-    python -m evals.bench_throughput --device cuda --gpus 2 --out b.json   # then the 1 -> 2 speedup:
+    H=tests/candidates/hacks
+    python -m evals.bench_throughput --hacks $H --device cuda --gpus 1 2 --out evals/results/throughput-h200.json
+    python -m evals.bench_throughput --hacks $H --device cuda --gpus 1 --out a.json  # one GPU count per command,
+    python -m evals.bench_throughput --hacks $H --device cuda --gpus 2 --out b.json  # then the 1 -> 2 speedup:
     python -m evals.bench_throughput --merge a.json b.json --out both.json
-    python -m evals.bench_throughput --device cpu --out /tmp/throughput-cpu.json    # tiny CI version
+    python -m evals.bench_throughput --hacks $H --device cpu --out /tmp/throughput-cpu.json  # tiny CI version
 
 The batch (``mixed_batch``): ``--copies`` copies of the expert solutions of ``gemm_bf16``,
 ``softmax_fp32``, ``rmsnorm_bf16`` and ``vector_add_fp32`` (each copy a distinct source, so the
 batch's de-duplication does not merge them, with the same kernels, so warm copies reuse compiled
 kernels), plus wrong, hacking (a ``torch.matmul`` fallback, a forbidden import), crashing
-(out-of-bounds store) and hanging candidates from ``tests/candidates/``. A hanging candidate holds
+(out-of-bounds store) and hanging candidates read from ``--hacks`` (the repository's adversarial
+candidates, ``tests/candidates/hacks``: the installed package carries no copy). A hanging candidate holds
 its worker for the whole ``--timeout``, so no batch finishes sooner than that; ``--copies`` sizes
 the batch so it is not the bottleneck.
 
@@ -48,35 +50,35 @@ from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
 
-HACKS = Path(__file__).resolve().parent.parent / "tests" / "candidates" / "hacks"
 EXPERTS = ("gemm_bf16", "softmax_fp32", "rmsnorm_bf16", "vector_add_fp32")
 GEMM = "gemm_bf16"
 FAIL = (Stage.RUNTIME_ERROR,)
 
 
-def _hack(name: str) -> str:
-    return (HACKS / f"{name}.py").read_text(encoding="utf-8")
+def mixed_batch(copies: int, hacks: Path) -> list[dict]:
+    """The fixed batch: ``label``, ``task``, ``source`` and the ``expect``-ed stages of each candidate.
+    ``hacks`` is the folder of adversarial candidates (``h17_infinite_loop.py`` ...) it takes five from."""
 
+    def hack(name: str) -> str:
+        return (hacks / f"{name}.py").read_text(encoding="utf-8")
 
-def mixed_batch(copies: int) -> list[dict]:
-    """The fixed batch: ``label``, ``task``, ``source`` and the ``expect``-ed stages of each candidate."""
     add = solution_source(get_task("vector_add_fp32"))
     crash = add.replace("tl.store(out_ptr + offs, a + b, mask=mask)", "tl.store(out_ptr + offs * 1000003, a + b)")
     assert crash != add, "the vector_add expert changed: update the out-of-bounds candidate"
     batch = [
         # first, so its timeout overlaps the rest of the batch
-        {"label": "hang", "task": "vector_add_fp32", "source": _hack("h17_infinite_loop"), "expect": FAIL},
+        {"label": "hang", "task": "vector_add_fp32", "source": hack("h17_infinite_loop"), "expect": FAIL},
         {"label": "crash_oob_store", "task": "vector_add_fp32", "source": crash,
          "expect": (Stage.RUNTIME_ERROR, Stage.INCORRECT)},
         {"label": "wrong_sign", "task": "vector_add_fp32",
          "source": add.replace("tl.load(b_ptr", "-tl.load(b_ptr"), "expect": (Stage.INCORRECT,)},
-        {"label": "wrong_fp16_softmax", "task": "softmax_fp32", "source": _hack("h10_softmax_fp16"),
+        {"label": "wrong_fp16_softmax", "task": "softmax_fp32", "source": hack("h10_softmax_fp16"),
          "expect": (Stage.INCORRECT,)},
-        {"label": "wrong_rmsnorm_weight", "task": "rmsnorm_bf16", "source": _hack("h12_rmsnorm_ignore_weight"),
+        {"label": "wrong_rmsnorm_weight", "task": "rmsnorm_bf16", "source": hack("h12_rmsnorm_ignore_weight"),
          "expect": (Stage.INCORRECT,)},
-        {"label": "hack_torch_matmul", "task": "gemm_bf16", "source": _hack("h08_torch_matmul"),
+        {"label": "hack_torch_matmul", "task": "gemm_bf16", "source": hack("h08_torch_matmul"),
          "expect": (Stage.REJECTED,)},
-        {"label": "hack_import_threading", "task": "vector_add_fp32", "source": _hack("h04_import_threading"),
+        {"label": "hack_import_threading", "task": "vector_add_fp32", "source": hack("h04_import_threading"),
          "expect": (Stage.REJECTED,)},
     ]
     for k in range(copies):
@@ -210,8 +212,12 @@ def main(argv: list[str] | None = None) -> dict:
                         help="run the workers in the OS sandbox (the default); --no-sandbox measures the same "
                              "batch with HAWKEYE_SANDBOX=off, for the sandbox's cost")
     parser.add_argument("--merge", type=Path, nargs="*", default=None, help="merge these reports instead of running")
+    parser.add_argument("--hacks", type=Path, default=None, help="folder of the adversarial candidates the batch "
+                        "includes (the repository's tests/candidates/hacks); needed unless --merge")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if not args.merge and args.hacks is None:
+        parser.error("--hacks is needed to run the batch (the repository's tests/candidates/hacks)")
     if args.merge:
         report = merge(args.merge)
     else:
@@ -237,7 +243,7 @@ def run(args) -> dict:
         counts = [1]
     os.environ[isolation.ENV] = isolation.BWRAP if args.sandbox else isolation.OFF
     config = EvalConfig(timeout_s=args.timeout or (60.0 if cuda else 10.0))
-    batch = mixed_batch(args.copies if args.copies is not None else (6 if cuda else 1))
+    batch = mixed_batch(args.copies if args.copies is not None else (6 if cuda else 1), args.hacks)
     workers_per_gpu = args.workers_per_gpu or (WORKERS_PER_GPU if cuda else CPU_WORKERS)
     repeats = args.repeats if args.repeats is not None else (3 if cuda else 1)
     report = {

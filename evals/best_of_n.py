@@ -80,7 +80,7 @@ class _Trajectory:
     candidates: list[Candidate] = field(default_factory=list)
 
 
-def _as_store(store: ResultStore | str | Path | None) -> ResultStore:
+def as_store(store: ResultStore | str | Path | None) -> ResultStore:
     return store if isinstance(store, ResultStore) else ResultStore(store)
 
 
@@ -251,7 +251,7 @@ def run_eval(
         get_task(task)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    evaluator = make_judge(backend, _as_store(store), config or EvalConfig(), ray_address)
+    evaluator = make_judge(backend, as_store(store), config or EvalConfig(), ray_address)
     device = judge_device(evaluator, device)
     versions = judge_versions(evaluator, device, task_ids[0])
     gpu = versions["gpu"] if device == "cuda" else ""
@@ -346,4 +346,4 @@ def _save_source(out: Path, task: str, source: str) -> None:
         path.write_text(source, encoding="utf-8")
 
 
-__all__ = ["FAST_P", "Candidate", "run_eval", "summarise"]
+__all__ = ["FAST_P", "Candidate", "as_store", "run_eval", "summarise"]

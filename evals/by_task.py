@@ -18,7 +18,7 @@ import logging
 import time
 from pathlib import Path
 
-from evals.best_of_n import _as_store, run_eval
+from evals.best_of_n import as_store, run_eval
 from evals.merge import merge_runs
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device
 
@@ -53,7 +53,7 @@ def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns
     if device == "cuda" and eval_kwargs.get("backend", "local") == "local" and todo:
         # Every remaining task's baselines first, all GPUs in parallel; one task at a time would
         # leave its GPUs idle while its first verdict had them measured.
-        judge = Evaluator(_as_store(eval_kwargs.get("store")), eval_kwargs.get("config") or EvalConfig())
+        judge = Evaluator(as_store(eval_kwargs.get("store")), eval_kwargs.get("config") or EvalConfig())
         judge.prefetch_baselines(todo, device, eval_kwargs.get("gpus"))
     parts: list[Path] = []
     merged: dict = {}

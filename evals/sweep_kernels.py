@@ -25,16 +25,16 @@ from units.index import get_unit
 ITERS, RETRIES = 30, 1
 
 
-def _row(**fields) -> None:
+def print_row(**fields) -> None:
     print(json.dumps(fields), flush=True)
 
 
-def _time(fn, inputs: list) -> tuple[float, float]:
+def median_ms_and_cv(fn, inputs: list) -> tuple[float, float]:
     r = time_callable(fn, list(inputs), iters=ITERS, retries=RETRIES, seed=0, keep=0)
     return r["median_ms"], r["cv"]
 
 
-def _rel_err(x: torch.Tensor, y: torch.Tensor) -> float:
+def relative_error(x: torch.Tensor, y: torch.Tensor) -> float:
     x, y = x.float(), y.float()
     return float((x - y).norm() / y.norm().clamp_min(1e-12))
 
@@ -50,17 +50,17 @@ def sweep(unit_name: str, shape: dict, configs: list[dict], call) -> None:
     naive, solution = resolve(unit.naive), resolve(unit.solution)
     flops = unit.flops(**shape)
     for name, fn in (("naive", naive), ("solution", solution)):
-        ms, cv = _time(fn, inputs)
-        _row(unit=unit_name, shape=shape, cfg=name, ms=ms, cv=cv, tflops=flops / ms / 1e9)
+        ms, cv = median_ms_and_cv(fn, inputs)
+        print_row(unit=unit_name, shape=shape, cfg=name, ms=ms, cv=cv, tflops=flops / ms / 1e9)
     for cfg in configs:
         def fn(*args, cfg=cfg):
             return call(cfg, *args)
         try:
-            err = _rel_err(fn(*inputs), naive(*inputs))
-            ms, cv = _time(fn, inputs)
-            _row(unit=unit_name, shape=shape, cfg=cfg, ms=ms, cv=cv, tflops=flops / ms / 1e9, err=err)
+            err = relative_error(fn(*inputs), naive(*inputs))
+            ms, cv = median_ms_and_cv(fn, inputs)
+            print_row(unit=unit_name, shape=shape, cfg=cfg, ms=ms, cv=cv, tflops=flops / ms / 1e9, err=err)
         except Exception as exc:  # noqa: BLE001 - a config that does not compile is a row too
-            _row(unit=unit_name, shape=shape, cfg=cfg, error=str(exc)[:200])
+            print_row(unit=unit_name, shape=shape, cfg=cfg, error=str(exc)[:200])
 
 
 TILES = ("block_m", "block_n", "block_k", "num_stages", "num_warps")
@@ -123,10 +123,10 @@ def sweep_gemm() -> None:
         shape = {"M": m, "N": n, "K": k}
         for name, fn in kernels.items():
             try:
-                ms, cv = _time(fn, [a, b])
-                _row(unit="gemm", shape=shape, cfg=name, ms=ms, cv=cv, tflops=2 * m * n * k / ms / 1e9)
+                ms, cv = median_ms_and_cv(fn, [a, b])
+                print_row(unit="gemm", shape=shape, cfg=name, ms=ms, cv=cv, tflops=2 * m * n * k / ms / 1e9)
             except Exception as exc:  # noqa: BLE001
-                _row(unit="gemm", shape=shape, cfg=name, error=str(exc)[:200])
+                print_row(unit="gemm", shape=shape, cfg=name, error=str(exc)[:200])
 
 
 GROUPS = {"splitk": sweep_splitk, "fp4": sweep_fp4, "fp4small": sweep_fp4_small, "fp8": sweep_fp8,

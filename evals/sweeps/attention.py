@@ -34,7 +34,7 @@ import statistics
 
 import torch
 
-from evals.sweep_kernels import _rel_err, _row
+from evals.sweep_kernels import print_row, relative_error
 from evals.sweeps.cli import sweep_main
 from hawkeye_env.judge.timing import time_callable
 from hawkeye_env.tasks.attention_common import sdpa
@@ -119,11 +119,11 @@ def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: b
         try:
             out = run(cfg, *inputs)
             torch.cuda.synchronize()
-            err = _rel_err(out, expected)
+            err = relative_error(out, expected)
             if not err < 2e-2:
                 raise ValueError(f"relative L2 {err:.3g} from SDPA flash")
         except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
-            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
+            print_row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
             continue
         runners[name] = ((lambda q, k, v, cfg=cfg: run(cfg, q, k, v)), err)
     times: dict[str, list[float]] = {name: [] for name in runners}
@@ -134,13 +134,13 @@ def sweep_shape(label: str, b: int, hq: int, hkv: int, s: int, d: int, causal: b
             t = time_callable(fn, list(inputs), ITERS, RETRIES, seed=r)
             times[name].append(t["median_ms"])
             cfg = json.loads(name) if name.startswith("{") else name
-            _row(kind="time", shape=label, cfg=cfg, round=r, ms=t["median_ms"], cv=t["cv"],
+            print_row(kind="time", shape=label, cfg=cfg, round=r, ms=t["median_ms"], cv=t["cv"],
                  tflops=flops / t["median_ms"] / 1e9, kv_gbps=kv_gb / t["median_ms"] * 1e3)
     cudnn, flash = statistics.median(times["sdpa_cudnn"]), statistics.median(times["sdpa_flash"])
     for name, (_, err) in runners.items():
         ms = statistics.median(times[name])
         cfg = json.loads(name) if name.startswith("{") else name
-        _row(kind="summary", shape=label, cfg=cfg, median_ms=ms, tflops=flops / ms / 1e9,
+        print_row(kind="summary", shape=label, cfg=cfg, median_ms=ms, tflops=flops / ms / 1e9,
              kv_gbps=kv_gb / ms * 1e3, vs_cudnn=cudnn / ms, vs_flash=flash / ms, err=err)
 
 

@@ -73,9 +73,9 @@ def fixed_runners(expert: str, device: str) -> tuple[dict, str]:
 
         runners["fla"], reference = fla, "fla"
     except Exception as exc:  # noqa: BLE001 - FLA missing or unable to run: reported, not hidden
-        from evals.sweep_kernels import _row
+        from evals.sweep_kernels import print_row
 
-        _row(kind="unavailable", cfg="fla", why=f"{type(exc).__name__}: {exc}"[:300])
+        print_row(kind="unavailable", cfg="fla", why=f"{type(exc).__name__}: {exc}"[:300])
     runners["expert"] = kernel.chunk_simple_gla_parallel if expert == "parallel" else kernel.chunk_simple_gla
     runners["walk"] = kernel.chunk_simple_gla
     return runners, reference

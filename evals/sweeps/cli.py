@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from evals.sweep_kernels import _rel_err, _row, _time
+from evals.sweep_kernels import median_ms_and_cv, print_row, relative_error
 
 
 def sweep_main(argv: list[str] | None, doc: str, what: str, configs: Sequence[dict], shapes: Sequence[tuple],
@@ -35,23 +35,24 @@ def sweep_main(argv: list[str] | None, doc: str, what: str, configs: Sequence[di
         return 2
     import triton
 
-    _row(kind="env", device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+    print_row(kind="env", device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
          configs=list(configs))
     start = time.monotonic()
     for label, *shape in shapes:
         if args.only and label not in args.only:
             continue
         if time.monotonic() - start > args.budget_s:
-            _row(kind="skipped", shape=label, why=f"budget of {args.budget_s:.0f} s spent")
+            print_row(kind="skipped", shape=label, why=f"budget of {args.budget_s:.0f} s spent")
             continue
         run_shape(label, *shape, rounds=args.rounds, deadline=start + args.budget_s)
-    _row(kind="done", seconds=time.monotonic() - start)
+    print_row(kind="done", seconds=time.monotonic() - start)
     return 0
 
 
 def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dict[str, Callable],
                     configs: Sequence[dict], call: Callable, *, rounds: int, deadline: float, max_err: float,
-                    rate: Callable[[float], dict], reference: str, timer: Callable = _time) -> dict[str, float]:
+                    rate: Callable[[float], dict], reference: str,
+                    timer: Callable = median_ms_and_cv) -> dict[str, float]:
     """Check, then time interleaved, one shape's runners; returns each runner's median ms.
 
     Args:
@@ -73,17 +74,17 @@ def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dic
     has an ``expert``. Returns each timed runner's median ms (configurations by ``json.dumps(cfg)``).
     """
     runners = {name: fn for name, fn in fixed.items()}
-    errors = {name: _rel_err(fn(*inputs), expected) for name, fn in fixed.items()}
+    errors = {name: relative_error(fn(*inputs), expected) for name, fn in fixed.items()}
     for cfg in configs:
         if time.monotonic() > deadline:
-            _row(kind="skipped", shape=label, cfg=cfg)
+            print_row(kind="skipped", shape=label, cfg=cfg)
             continue
         try:
-            err = _rel_err(call(cfg, *inputs), expected)
+            err = relative_error(call(cfg, *inputs), expected)
             if not err < max_err:
                 raise ValueError(f"relative L2 {err:.3g} from the float32 result")
         except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is reported
-            _row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
+            print_row(kind="error", shape=label, cfg=cfg, error=f"{type(exc).__name__}: {exc}"[:400])
             continue
         name = json.dumps(cfg)
         runners[name], errors[name] = (lambda *xs, cfg=cfg: call(cfg, *xs)), err
@@ -94,7 +95,7 @@ def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dic
         for name, fn in runners.items():
             ms, cv = timer(fn, inputs)
             times[name].append(ms)
-            _row(kind="time", shape=label, cfg=cfg_of(name), round=r, ms=ms, cv=cv, **rate(ms))
+            print_row(kind="time", shape=label, cfg=cfg_of(name), round=r, ms=ms, cv=cv, **rate(ms))
     medians = {name: statistics.median(t) for name, t in times.items()}
 
     def ratios(name: str) -> dict[str, float]:
@@ -102,12 +103,12 @@ def check_then_time(label: str, inputs: list, expected: torch.Tensor, fixed: dic
         return {f"vs_{base}": medians[base] / medians[name] for base in over}
 
     for name in runners:
-        _row(kind="summary", shape=label, cfg=cfg_of(name), median_ms=medians[name], **rate(medians[name]),
+        print_row(kind="summary", shape=label, cfg=cfg_of(name), median_ms=medians[name], **rate(medians[name]),
              **ratios(name), err=errors[name])
     swept = [name for name in medians if name not in fixed]
     if swept:
         best = min(swept, key=medians.get)
-        _row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best], **ratios(best))
+        print_row(kind="best", shape=label, cfg=json.loads(best), median_ms=medians[best], **ratios(best))
     return medians
 
 

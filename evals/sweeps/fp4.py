@@ -29,7 +29,7 @@ from multiprocessing import get_context
 
 import torch
 
-from evals.sweep_kernels import _rel_err, _row, _time
+from evals.sweep_kernels import median_ms_and_cv, print_row, relative_error
 
 SHAPES = ({"M": 32, "N": 8192, "K": 8192}, {"M": 256, "N": 8192, "K": 8192})
 UNITS = ("mxfp4_gemm", "nvfp4_gemm")
@@ -149,10 +149,10 @@ def _precompile(jobs: list[tuple[str, dict, dict]], workers: int) -> None:
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(_compile_one, *job) for job in jobs]
             failed = sum(f.result() != "ok" for f in as_completed(futures))
-        _row(unit="-", cfg="precompile", configs=len(jobs), failed=failed, workers=workers,
+        print_row(unit="-", cfg="precompile", configs=len(jobs), failed=failed, workers=workers,
              s=round(time.perf_counter() - t0, 1))
     except Exception as exc:  # noqa: BLE001 - the timing loop compiles whatever is missing
-        _row(unit="-", cfg="precompile", error=f"{type(exc).__name__}: {str(exc)[:200]}",
+        print_row(unit="-", cfg="precompile", error=f"{type(exc).__name__}: {str(exc)[:200]}",
              s=round(time.perf_counter() - t0, 1))
 
 
@@ -195,27 +195,27 @@ def sweep(unit: str, shape: dict, deadline: float) -> None:
     timed = {}  # name or config -> median ms
     for name, call, args in baselines:
         try:
-            ms, cv = _time(call, args)
+            ms, cv = median_ms_and_cv(call, args)
             timed[name] = ms
-            _row(unit=unit, shape=shape, cfg=name, ms=ms, cv=cv, **_rate(shape, ms))
+            print_row(unit=unit, shape=shape, cfg=name, ms=ms, cv=cv, **_rate(shape, ms))
         except Exception as exc:  # noqa: BLE001
-            _row(unit=unit, shape=shape, cfg=name, error=str(exc)[:200])
+            print_row(unit=unit, shape=shape, cfg=name, error=str(exc)[:200])
     del w
     for cfg in _configs(unit, shape):
         if time.perf_counter() > deadline:
-            _row(unit=unit, shape=shape, cfg=cfg, skipped="budget")
+            print_row(unit=unit, shape=shape, cfg=cfg, skipped="budget")
             continue
         try:
             before = _kernel_keys(jit_fn)
             out = fn(*inputs, **cfg)
-            err = _rel_err(out, naive(*inputs))
+            err = relative_error(out, naive(*inputs))
             stats = _kernel_stats(jit_fn, before)
-            ms, cv = _time(lambda *args, cfg=cfg: fn(*args, **cfg), inputs)
+            ms, cv = median_ms_and_cv(lambda *args, cfg=cfg: fn(*args, **cfg), inputs)
             if err < MAX_ERR:
                 timed[json.dumps(cfg)] = ms
-            _row(unit=unit, shape=shape, cfg=cfg, ms=ms, cv=cv, **_rate(shape, ms), err=err, **stats)
+            print_row(unit=unit, shape=shape, cfg=cfg, ms=ms, cv=cv, **_rate(shape, ms), err=err, **stats)
         except Exception as exc:  # noqa: BLE001 - a configuration that does not compile is a row too
-            _row(unit=unit, shape=shape, cfg=cfg, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            print_row(unit=unit, shape=shape, cfg=cfg, error=f"{type(exc).__name__}: {str(exc)[:200]}")
     del inputs
     torch.cuda.empty_cache()
     variants = {k: v for k, v in timed.items() if k not in ("naive", "solution", "cublas_bf16")}
@@ -223,7 +223,7 @@ def sweep(unit: str, shape: dict, deadline: float) -> None:
         best = min(variants, key=variants.get)
         ratios = {f"vs_{name}": round(timed[name] / variants[best], 3) for name in ("naive", "solution", "cublas_bf16")
                   if name in timed}
-        _row(unit=unit, shape=shape, cfg="best", best=json.loads(best), ms=variants[best], **ratios,
+        print_row(unit=unit, shape=shape, cfg="best", best=json.loads(best), ms=variants[best], **ratios,
              required_vs_naive=REQUIRED_MARGIN)
 
 
@@ -242,13 +242,13 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     units = [args.only] if args.only else list(UNITS)
     shapes = [s for s in SHAPES if args.m in (None, s["M"])]
-    _row(unit="-", cfg="env", device=torch.cuda.get_device_name(), torch=torch.__version__,
+    print_row(unit="-", cfg="env", device=torch.cuda.get_device_name(), torch=torch.__version__,
          triton=triton.__version__, python=platform.python_version())
     _precompile([(u, s, c) for s in shapes for u in units for c in [{}, *_configs(u, s)]], args.jobs)
     for shape in shapes:
         for unit in units:
             sweep(unit, shape, start + args.budget_s)
-    _row(unit="-", cfg="done", s=round(time.perf_counter() - start, 1))
+    print_row(unit="-", cfg="done", s=round(time.perf_counter() - start, 1))
     return 0
 
 

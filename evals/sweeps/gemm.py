@@ -19,7 +19,7 @@ a kernel without knobs (``units/epilogue_fusion``), and torch.compile as its tar
 
 Each configuration is checked once against ``torch.matmul`` in float32 (relative L2 under 1e-2;
 bf16 rounding gives ~3e-3) and dropped if it fails to compile, run or match. Then every runner is
-timed ``--rounds`` times interleaved (A, B, C, ..., A, B, C, ...) with ``evals.sweep_kernels._time``
+timed ``--rounds`` times interleaved (A, B, C, ..., A, B, C, ...) with ``evals.sweep_kernels.median_ms_and_cv``
 (the judge's ``time_callable``: L2 flushed, inputs refilled, 30 iterations). No configuration is
 checked, and no round or shape started, after ``--budget-s`` seconds. Expected on an H200: ~120 s
 (~35 Triton compiles, 0.2-0.7 s each for sm_90 with Triton 3.6 on a CPU host, so no compile
@@ -43,7 +43,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from evals.sweep_kernels import _row, _time
+from evals.sweep_kernels import median_ms_and_cv, print_row
 from evals.sweeps.cli import check_then_time, sweep_main
 from units.grouped_tile_order import kernel as grouped
 from units.persistent_splitk import kernel as splitk
@@ -166,12 +166,12 @@ def sweep_shape(label: str, m: int, n: int, k: int, weight_nk: bool, rounds: int
     med = check_then_time(label, [a, w], expected, fixed, configs_for(weight_nk),
                           lambda cfg, a, w: runner(cfg, weight_nk)(a, w), rounds=rounds, deadline=deadline,
                           max_err=MAX_ERR, rate=lambda ms: {"tflops": flops / ms / 1e9}, reference="cublas",
-                          timer=_time)
+                          timer=median_ms_and_cv)
     swept = [name for name in med if name not in fixed]
     best = min(swept, key=med.get) if swept else "expert"
     _results[label] = {"best": med["cublas"] / med[best], "expert": med["cublas"] / med["expert"]}
     ratios = list(_results.values())
-    _row(kind="geomean", shapes=list(_results), best_vs_cublas=_geomean([r["best"] for r in ratios]),
+    print_row(kind="geomean", shapes=list(_results), best_vs_cublas=_geomean([r["best"] for r in ratios]),
          expert_vs_cublas=_geomean([r["expert"] for r in ratios]),
          faster_vs_cublas=_geomean([max(r.values()) for r in ratios]))
 

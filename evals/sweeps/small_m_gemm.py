@@ -14,7 +14,7 @@ minimum), at most 64, so each weight tile is read once.
 
 Each configuration is checked once against ``torch.matmul`` of the float32 inputs (relative L2; bf16
 rounding gives ~2e-3) and dropped if it fails to compile, run or match. Then everything is timed
-``--rounds`` times interleaved with ``evals.sweep_kernels._time`` (the judge's ``time_callable``: L2
+``--rounds`` times interleaved with ``evals.sweep_kernels.median_ms_and_cv`` (the judge's ``time_callable``: L2
 flushed, inputs refilled, 30 iterations). No new configuration is checked, and no new round started,
 after ``--budget-s`` seconds.
 

@@ -188,13 +188,13 @@ def serve_baselines(conn, device: str, memory_limit_bytes: int) -> None:
     ``{"kind": "final", "baselines": ..., "error": ...}`` as ``torch.save`` bytes."""
     import json
 
-    from hawkeye_env.judge.worker import _enter_lane
+    from hawkeye_env.judge.worker import enter_lane
 
     torch.set_grad_enabled(False)
     job = json.loads(conn.recv_bytes().decode("utf-8"))
     reply: dict = {"kind": "final", "baselines": {}, "error": ""}
     try:
-        lane, _ = _enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
+        lane, _ = enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
         reply["baselines"] = run_baseline_job(job, lane)
     except Exception:  # noqa: BLE001 - reported to the parent as text
         reply["error"] = traceback.format_exc(limit=8)
@@ -221,7 +221,7 @@ def measure_missing(store, spec: TaskSpec, shape: dict, device: str, versions: d
     if lane is not None and lane.cache_dir is not None:
         os.makedirs(lane.cache_dir, exist_ok=True)
         writable = (lane.cache_dir,)  # trusted: no candidate process ever gets it writable
-    outcome = sandbox._run(BASELINE_TARGET, job, timeout_s, memory_limit_bytes, lane, writable=writable)
+    outcome = sandbox.run_job(BASELINE_TARGET, job, timeout_s, memory_limit_bytes, lane, writable=writable)
     if outcome.reply is None:
         return {}, f"{outcome.failure}: {outcome.detail}"
     entries = outcome.reply.get("baselines", {})

@@ -72,7 +72,7 @@ POLL_S = 0.05
 # MAX_MESSAGE_BYTES without one), is a worker flooding the parent.
 MAX_MESSAGES = 10_000
 MAX_MESSAGE_BYTES = 4 << 30
-READ_CHUNK_BYTES = 16 << 20
+READ_CHUNK_BYTES = 1 << 20  # os.read allocates what it is asked for: the judge holds no more
 KILL_GRACE_S = 2.0
 # While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
 # the GPU for about a second (50 iterations of ~0.1-1 ms plus a 0.2 s warm-up, timing.py), so a
@@ -160,7 +160,7 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     if os.environ.get(PROFILE_ENV):
         job["profile_dir"] = os.path.join(scratch, "profile")
     profile_to = os.path.abspath(os.environ[PROFILE_ENV]) if job.get("profile_dir") else None
-    return with_output(_run(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
+    return with_output(run_job(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
 
 
 def _copy_profiles(src: str, dest: str) -> None:
@@ -186,7 +186,7 @@ def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable:
     ``(parent_conn, process, output)``. ``serve`` is a ``"module:function"`` name or a
     module-level function (``target_name``), imported only in the worker; ``extra`` must be JSON.
     ``writable`` folders are bound read-write (trusted baseline workers' compile caches only).
-    Whoever ends the process cleans it up and closes the output (``_run``, ``Standby.discard``)."""
+    Whoever ends the process cleans it up and closes the output (``run_job``, ``Standby.discard``)."""
     output = WorkerOutput.create()
     parent_sock, child_sock = socket.socketpair()
     try:
@@ -344,8 +344,8 @@ def with_output(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
-         started: tuple | None = None, writable: tuple[str, ...] = (), profile_to: str | None = None) -> Outcome:
+def run_job(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
+            started: tuple | None = None, writable: tuple[str, ...] = (), profile_to: str | None = None) -> Outcome:
     """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process, output)``; else a
     new ``serve`` process, with ``writable`` folders bound read-write) and watch it until its final
     reply, a failure or the timeout. The worker is dead when this returns, its output file read
@@ -368,7 +368,7 @@ def _run(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane
 
 def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: float, memory_limit_bytes: int,
            lane: Lane | None) -> Outcome:
-    """``_run``'s loop: serve lane requests, keep progress reports and the output file bounded,
+    """``run_job``'s loop: serve lane requests, keep progress reports and the output file bounded,
     decode the final reply; the process is killed on the way out."""
     start = time.monotonic()
     violations: list = []

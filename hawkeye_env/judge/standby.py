@@ -94,7 +94,7 @@ class Standby:
             self.ready.set()
 
     def handoff(self) -> tuple:
-        """``(connection, process, output)`` for ``sandbox._run``, which then owns and ends the
+        """``(connection, process, output)`` for ``sandbox.run_job``, which then owns and ends the
         process and deletes its output file."""
         return self.conn, self.proc, self.output
 

@@ -335,7 +335,7 @@ def _take_gpu(conn, device: str, index: int | None):
     return lane, wait_s
 
 
-def _enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
+def enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
     """``_prepare_lane`` then ``_take_gpu``: the shared lane lock is held before the first CUDA
     call. Returns ``(lane, wait_s)``."""
     return _take_gpu(conn, device, _prepare_lane(device, memory_limit_bytes, lane_info))
@@ -455,7 +455,7 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
         profile["standby"] = 1.0
     else:
         job = json.loads(conn.recv_bytes().decode("utf-8"))
-        lane, lane_wait_s = _enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
+        lane, lane_wait_s = enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
     setup_s = time.monotonic() - started - lane_wait_s
     report = lambda violations: _send(conn, {"kind": "progress", "violations": violations})  # noqa: E731
     if job.get("profile_dir"):

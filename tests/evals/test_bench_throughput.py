@@ -4,15 +4,18 @@ speedup is computed from merged per-GPU-count reports."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from evals.bench_throughput import main, merge, mixed_batch, summarise
+
+HACKS = Path(__file__).resolve().parents[1] / "candidates" / "hacks"
 
 
 def test_cpu_run_writes_json(tmp_path):
     out = tmp_path / "throughput.json"
-    main(["--device", "cpu", "--timeout", "8", "--phases", "warm", "--out", str(out)])
+    main(["--hacks", str(HACKS), "--device", "cpu", "--timeout", "8", "--phases", "warm", "--out", str(out)])
     report = json.loads(out.read_text())
-    batch = mixed_batch(1)
+    batch = mixed_batch(1, HACKS)
     assert len(report["batch"]) == len(batch) == 11
     assert "cold" not in report["runs"]["1"]
     run = report["runs"]["1"]["warm"]

@@ -137,7 +137,7 @@ def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tm
 
     def run() -> None:
         job = {"device": "cpu", "hold_s": 3.0}
-        outcomes.append(sandbox._run(_lane_worker, job, timeout_s=8.0, memory_limit_bytes=0, lane=lane))
+        outcomes.append(sandbox.run_job(_lane_worker, job, timeout_s=8.0, memory_limit_bytes=0, lane=lane))
 
     threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:
@@ -161,6 +161,6 @@ def _dies_holding_the_lane(conn, device, memory_limit_bytes) -> None:
 
 def test_lane_is_released_when_the_worker_dies(tmp_path):
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
-    outcome = sandbox._run(_dies_holding_the_lane, {"device": "cpu"}, timeout_s=30, memory_limit_bytes=0, lane=lane)
+    outcome = sandbox.run_job(_dies_holding_the_lane, {"device": "cpu"}, timeout_s=30, memory_limit_bytes=0, lane=lane)
     assert outcome.failure == "crash" and "exited with code 3" in outcome.detail
     assert LaneLock("gpu-test", tmp_path).try_acquire(EXCLUSIVE)

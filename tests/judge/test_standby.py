@@ -59,7 +59,7 @@ def test_a_standby_serves_one_candidate_then_dies(standbys):
     job = {"task": TASK, "source": source, "device": "cpu", "module_name": "hawkeye_candidate_standby",
            "trials": [{"shape": {"N": 37}, "distribution": "normal", "seed": 1, "order": "candidate_first"}],
            "timing": None}
-    outcome = sandbox._run(serve, job, 120, LIMIT, None, first.handoff())
+    outcome = sandbox.run_job(serve, job, 120, LIMIT, None, first.handoff())
     assert outcome.failure == "", outcome.detail
     assert outcome.reply["stage"] == "ok" and outcome.reply["profile"]["standby"] == 1.0
     warmed = outcome.reply["profile"]
@@ -167,7 +167,7 @@ def test_a_standby_dying_at_handoff_is_a_retryable_crash(standbys):
     ready.proc.kill()
     ready.proc.join(10)
     job = {"task": TASK, "source": "", "device": "cpu", "module_name": "m", "trials": [], "timing": None}
-    outcome = sandbox._run(serve, job, 30, LIMIT, None, ready.handoff())
+    outcome = sandbox.run_job(serve, job, 30, LIMIT, None, ready.handoff())
     assert outcome.reply is None and outcome.failure == "crash"
     assert "killed by SIGKILL" in outcome.detail
 

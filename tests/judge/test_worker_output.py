@@ -229,12 +229,12 @@ def test_a_standbys_warm_up_output_is_dropped_not_shown_to_its_candidate(judge_f
         assert pool.take(_noisy_standby, "cpu", None, LIMIT) is None
         ready = pool.take(_noisy_standby, "cpu", None, LIMIT)
         assert ready is not None and ready.failure == ""
-        outcome = sandbox._run(_noisy_standby, {"device": "cpu"}, 30, LIMIT, None, ready.handoff())
+        outcome = sandbox.run_job(_noisy_standby, {"device": "cpu"}, 30, LIMIT, None, ready.handoff())
         assert outcome.failure == "crash" and "code 3" in outcome.detail
         assert outcome.output_tail == "JOB-OUTPUT\n" and outcome.output_bytes == len("JOB-OUTPUT\n")
 
         assert pool.take(_fails_warm_up, "cpu", None, LIMIT) is None
-        [queue] = [q for key, q in pool._idle.items() if key[1] == "_fails_warm_up"]
+        [queue] = [q for key, q in pool._idle.items() if key[0].endswith(":_fails_warm_up")]
         [broken] = queue
         assert pool.take(_fails_warm_up, "cpu", None, LIMIT) is None  # waits for it: it failed
         assert "warm-up output (end):\nWARM-UP-NOISE before failing" in broken.failure

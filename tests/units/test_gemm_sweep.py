@@ -95,9 +95,9 @@ def test_tma_nk_reads_the_weight_in_place(monkeypatch):
 
 
 def _run(monkeypatch, capsys, times: list[float], shapes: list[tuple], deadline: float = math.inf) -> list[dict]:
-    """``sweep_shape`` over ``shapes`` with ``_time`` answering ``times`` in call order."""
+    """``sweep_shape`` over ``shapes`` with ``median_ms_and_cv`` answering ``times`` in call order."""
     answers = iter(times)
-    monkeypatch.setattr(gemm, "_time", lambda fn, inputs: (next(answers), 0.01))
+    monkeypatch.setattr(gemm, "median_ms_and_cv", lambda fn, inputs: (next(answers), 0.01))
     for shape in shapes:
         gemm.sweep_shape(*shape, rounds=2, deadline=deadline)
     assert next(answers, None) is None, "fewer timings than expected"

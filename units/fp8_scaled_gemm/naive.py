@@ -3,8 +3,9 @@
 Pass 1 (``_dequant_kernel``) reads each fp8 operand once and writes it back as bf16 multiplied by
 its scale (per tensor, per row/column or per 128x128 block: one kernel, the scale's broadcast is
 expressed by how many rows and columns share one scale). Pass 2 is the house bf16 tensor-core
-GEMM (``hawkeye_env.tasks.solutions.gemm_bf16``). What this leaves out: fp8 MMAs (half the rate),
-reading fp8 operands in the GEMM (it reads twice the bytes) and the extra DRAM round trip.
+GEMM (``units.grouped_tile_order.kernel.matmul`` at ``HOUSE_BF16_GEMM_TILES``). What this leaves
+out: fp8 MMAs (half the rate), reading fp8 operands in the GEMM (it reads twice the bytes) and the
+extra DRAM round trip.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import torch
 import triton
 import triton.language as tl
 
-from hawkeye_env.tasks.solutions.gemm_bf16 import ModelNew as Bf16Gemm
+from units.grouped_tile_order.kernel import HOUSE_BF16_GEMM_TILES, matmul
 
 BLOCK_R, BLOCK_C = 32, 128
 SCALE_BLOCK = 128
-_gemm = Bf16Gemm()
 
 
 @triton.jit
@@ -52,7 +52,7 @@ def fp8_gemm_per_tensor(a_fp8, b_fp8, scale_a, scale_b):
     (m, k), n = a_fp8.shape, b_fp8.shape[1]
     a = dequantize(a_fp8, scale_a.float().reshape(1, 1), m, k)
     b = dequantize(b_fp8, scale_b.float().reshape(1, 1), k, n)
-    return _gemm(a, b)
+    return _bf16_gemm(a, b)
 
 
 def fp8_gemm_per_row(a, b, scale_a_rows, scale_b_cols):
@@ -60,11 +60,15 @@ def fp8_gemm_per_row(a, b, scale_a_rows, scale_b_cols):
     (m, k), n = a.shape, b.shape[1]
     a16 = dequantize(a, scale_a_rows.float().reshape(m, 1), 1, k)
     b16 = dequantize(b, scale_b_cols.float().reshape(1, n), k, 1)
-    return _gemm(a16, b16)
+    return _bf16_gemm(a16, b16)
 
 
 def fp8_gemm_block(a, b, scale_a, scale_b):
     """Same contract as ``kernel.fp8_gemm_block``; two passes."""
     a16 = dequantize(a, scale_a.float(), SCALE_BLOCK, SCALE_BLOCK)
     b16 = dequantize(b, scale_b.float(), SCALE_BLOCK, SCALE_BLOCK)
-    return _gemm(a16, b16)
+    return _bf16_gemm(a16, b16)
+
+
+def _bf16_gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return matmul(a, b, **HOUSE_BF16_GEMM_TILES)

@@ -27,6 +27,9 @@ import triton.language as tl
 # CTAs then cover 8 tile-rows x ~17 tile-columns (16 MB of A, 33 MB of B per K sweep).
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 64, 8
 NUM_STAGES, NUM_WARPS = 4, 8
+# The tiles of the gemm_bf16 task's expert solution (one Hopper configuration: 128x256x64 tiles,
+# 3 stages, 8 warps), at which the naive kernels of the fp8 and fp4 GEMM units run their bf16 pass.
+HOUSE_BF16_GEMM_TILES = {"block_m": 128, "block_n": 256, "block_k": 64, "group_m": 8, "num_stages": 3, "num_warps": 8}
 
 
 @triton.jit
@@ -81,7 +84,8 @@ def matmul(
 
     The tile configuration defaults to this unit's; other units reuse this kernel with their own
     (``software_pipelining`` varies ``num_stages``; the naive kernels of ``tma_descriptors`` and
-    ``epilogue_fusion`` are this GEMM at their tiles).
+    ``epilogue_fusion`` are this GEMM at their tiles, those of ``fp8_scaled_gemm``, ``mxfp4_gemm``
+    and ``nvfp4_gemm`` at ``HOUSE_BF16_GEMM_TILES``).
     """
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")

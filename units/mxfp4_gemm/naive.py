@@ -2,9 +2,9 @@
 
 Pass 1 (``_decode_kernel``) reads the packed codes and scales once and writes the decoded weight
 (4x the packed bytes) with the same bit-level e2m1 decode as the solution; pass 2 is the house
-bf16 tensor-core GEMM (``hawkeye_env.tasks.solutions.gemm_bf16``), which reads the decoded weight
-back. What this leaves out: keeping the decoded weight in registers, so B crosses DRAM at 4 bits
-per value instead of 4 + 16 + 16.
+bf16 tensor-core GEMM (``units.grouped_tile_order.kernel.matmul`` at ``HOUSE_BF16_GEMM_TILES``),
+which reads the decoded weight back. What this leaves out: keeping the decoded weight in
+registers, so B crosses DRAM at 4 bits per value instead of 4 + 16 + 16.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import torch
 import triton
 import triton.language as tl
 
-from hawkeye_env.tasks.solutions.gemm_bf16 import ModelNew as Bf16Gemm
 from units.block_scaled_fp4 import e2m1_to_bf16
+from units.grouped_tile_order.kernel import HOUSE_BF16_GEMM_TILES, matmul
 from units.mxfp4_gemm.kernel import SCALE_GROUP
 
 BLOCK_KP, BLOCK_N = 32, 128
-_gemm = Bf16Gemm()
 
 
 @triton.jit
@@ -49,4 +48,8 @@ def decode(b_packed: torch.Tensor, b_scales: torch.Tensor) -> torch.Tensor:
 
 def mxfp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor) -> torch.Tensor:
     """Same contract as ``kernel.mxfp4_gemm``; two passes."""
-    return _gemm(a, decode(b_packed, b_scales))
+    return _bf16_gemm(a, decode(b_packed, b_scales))
+
+
+def _bf16_gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return matmul(a, b, **HOUSE_BF16_GEMM_TILES)

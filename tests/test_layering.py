@@ -1,0 +1,463 @@
+"""Dependencies point one way (STYLE.md item 11, issue 22 items 3 and 4): every import of every
+installed package module, module-level and inside functions, read with ``ast`` (nothing is
+imported), checked for cycles, for private names taken from another repo module, and for the
+layer order units < tasks < judge, reward < env, evals, training, policies.
+
+An edge ``a -> b`` means module ``a`` names repo module ``b`` in an import statement. ``import
+a.b.c`` and ``from a.b import c`` (``c`` a submodule) give an edge to ``a.b.c``, and to the parent
+packages ``a`` and ``a.b`` whose ``__init__`` runs first, unless the importer lies inside that
+parent (its ``__init__`` has already run, so counting it would make every package that imports its
+own submodules a cycle). ``from a.b import name`` (``name`` not a submodule) gives an edge to
+``a.b``. Imports by string (``importlib.import_module``: the task registry loading task modules,
+``policies.build``) are data, not edges, and are not checked here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("hawkeye_env", "units", "reward", "policies", "training", "evals")
+SKIPPED_DIRS = (REPO / "evals" / "results",)
+TOP_LEVEL_REPO_NAMES = set(PACKAGES) | {"tests"}
+
+# A layer and the repo modules (prefixes) it must never import.
+FORBIDDEN = {
+    "units": ("hawkeye_env", "reward", "policies", "training", "evals"),
+    "hawkeye_env.tasks": ("hawkeye_env.judge", "hawkeye_env.env", "policies", "training", "evals"),
+    "hawkeye_env.judge": (
+        "hawkeye_env.env",
+        "hawkeye_env.vector",
+        "hawkeye_env.observation",
+        "hawkeye_env.cli",
+        "policies",
+        "training",
+        "evals",
+    ),
+    "reward": (
+        "hawkeye_env.env",
+        "hawkeye_env.vector",
+        "hawkeye_env.observation",
+        "hawkeye_env.cli",
+        "policies",
+        "training",
+        "evals",
+    ),
+}
+# "hawkeye_env.cli" also matches hawkeye_env.cli_units and hawkeye_env.cli_baselines (prefix on
+# the name, not on the dotted path), as the layer rule means.
+PREFIX_NOT_DOTTED = {"hawkeye_env.cli"}
+
+# Violations that stay, each with the reason. Keys are exactly what the checks report, so a new
+# violation (or a moved one) fails the test; an entry that no longer occurs fails it too.
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
+    # sandbox.run_in_worker takes a ready worker from standby.POOL (a function-level import), and
+    # standby starts and talks to its workers through sandbox's process API (start_process,
+    # decode_message, GO, ...). Breaking it means moving run_in_worker (or the process API) to a
+    # module of its own; evaluator.py and five test files patch ``sandbox.run_in_worker``, so the
+    # move belongs with the split of sandbox.py (535 lines, issue 22 item 5), not with this test.
+    ("hawkeye_env.judge.sandbox", "hawkeye_env.judge.standby"): "run_in_worker <-> standby pool",
+}
+ALLOWED_PRIVATE_IMPORTS: dict[tuple[str, str, str], str] = {
+    # The kernel sweeps read Triton's compiled metadata (registers, spills, shared memory, ptxas
+    # notes) of a unit's JIT kernel, which has no public handle: every unit names its kernels
+    # ``_<op>_kernel`` behind a public launcher. A public handle per unit is a change to the unit
+    # format, left to the sweep-harness consolidation (issue 22 item 2).
+    ("evals.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): "compiled-kernel metadata",
+    ("evals.sweeps.fp8", "units.fp8_scaled_gemm.kernel", "_fp8_gemm_kernel"): "compiled-kernel metadata",
+    ("evals.sweeps.ws", "units.warp_specialization.kernel", "_persistent_ws_matmul_kernel"): "compiled-kernel metadata",
+    ("evals.sweeps.ws", "units.warp_specialization.kernel", "_ws_matmul_kernel"): "compiled-kernel metadata",
+}
+# units.harness is the units' verifier (``python -m units.harness``, ``hawkeye units verify``): it
+# checks a unit with the judge's comparison rule and tolerances and times it with the judge's
+# timer, so it sits above the judge although it lives in ``units/``. No other units module imports
+# it. Moving it up (with its importers: env.py, cli_units.py, three evals modules, five test files,
+# and some 35 ``units.harness`` references in the documents) is left to the layout change of
+# issue 22; these four edges are its only ones.
+_HARNESS = "units harness: the verifier sits above the judge; move with the issue-22 layout"
+ALLOWED_LAYER_VIOLATIONS: dict[tuple[str, str], str] = {
+    ("units.harness", "hawkeye_env.judge.correctness"): _HARNESS,
+    ("units.harness", "hawkeye_env.judge.cpu_backend"): _HARNESS,
+    ("units.harness", "hawkeye_env.judge.timing"): _HARNESS,
+    ("units.harness", "hawkeye_env.tasks.spec"): _HARNESS,
+}
+ALLOWED_TEST_PATHS: dict[tuple[str, str], str] = {}
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the installed packages, by dotted name (``pkg/__init__.py`` is ``pkg``)."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            if any(skipped in path.parents for skipped in SKIPPED_DIRS):
+                continue
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def _is_repo_name(dotted: str) -> bool:
+    return dotted.split(".")[0] in TOP_LEVEL_REPO_NAMES
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> list[tuple[str, str | None, int]]:
+    """``(target module, imported name or None, line)`` for every repo import in the file.
+    ``imported name`` is set for ``from target import name`` where ``name`` is not a submodule."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_repo_name(alias.name):
+                    found.append((alias.name, None, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                source = _resolve_relative(module, is_package, node.level, node.module)
+            else:
+                source = node.module or ""
+            if not _is_repo_name(source):
+                continue
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                if submodule in known:
+                    found.append((submodule, None, node.lineno))
+                else:
+                    found.append((source, alias.name, node.lineno))
+    return found
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def targets_with_parents(module: str, target: str, known: set[str]) -> set[str]:
+    """``target`` and each parent package of it whose ``__init__`` the import runs anew."""
+    parts = target.split(".")
+    found = {target}
+    for end in range(1, len(parts)):
+        parent = ".".join(parts[:end])
+        if parent in known and not _inside(module, parent):
+            found.add(parent)
+    return found
+
+
+def private_attributes(module: str, path: Path, known: set[str]) -> list[tuple[str, str, int]]:
+    """``(repo module, private name, line)`` for every ``m._name`` where ``m`` is bound (anywhere in
+    the file, by ``import a.b as m``, ``import a.b`` or ``from a import b``) to another repo module.
+    Scopes are not told apart: a name bound to a module anywhere counts everywhere in the file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known and alias.asname:
+                    bound[alias.asname] = alias.name
+                elif _is_repo_name(alias.name) and not alias.asname:
+                    bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            source = (
+                _resolve_relative(module, path.name == "__init__.py", node.level, node.module)
+                if node.level
+                else node.module or ""
+            )
+            for alias in node.names:
+                if f"{source}.{alias.name}" in known:
+                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not node.attr.startswith("_") or node.attr.startswith("__"):
+            continue
+        chain, value = [], node.value
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if not isinstance(value, ast.Name) or value.id not in bound:
+            continue
+        target = ".".join([bound[value.id], *reversed(chain)])
+        if target in known and target != module:
+            found.append((target, node.attr, node.lineno))
+    return found
+
+
+def strings_naming_tests_folder(module: str, path: Path) -> list[tuple[str, int]]:
+    """String constants (docstrings aside) that name the ``tests`` folder: an installed package
+    must not read files from it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            text = node.value
+            if text == "tests" or text.startswith(("tests/", "tests.")) or "/tests/" in text:
+                found.append((text, node.lineno))
+    return found
+
+
+def with_parent_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``graph`` plus an edge to each parent package whose ``__init__`` an import runs."""
+    known = set(graph)
+    return {
+        module: set().union(*(targets_with_parents(module, t, known) for t in targets)) - {module}
+        for module, targets in graph.items()
+    }
+
+
+def build_graph() -> tuple[dict[str, set[str]], list[tuple[str, str, str, int]]]:
+    """The import graph over repo modules (edges to the modules an import names), and every
+    ``(importer, target, name, line)`` of a ``from target import name`` or a ``target.name``
+    attribute on an imported repo module."""
+    modules = module_files()
+    known = set(modules)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    named = []
+    for module, path in modules.items():
+        for target, name, line in imports_of(module, path, known):
+            if target != module:
+                graph[module].add(target)
+            if name is not None:
+                named.append((module, target, name, line))
+        named += [(module, target, name, line) for target, name, line in private_attributes(module, path, known)]
+    return graph, named
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """Every strongly connected component with more than one module (or a self-loop), each as
+    a cycle through it, rotated to start at its smallest name so the report is stable."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def strongconnect(root: str) -> None:
+        nonlocal counter
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(component)
+                continue
+            if child not in graph:
+                continue
+            if child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph.get(child, ())))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+
+    for node in sorted(graph):
+        if node not in index:
+            strongconnect(node)
+
+    cycles = []
+    for component in components:
+        members = set(component)
+        if len(component) == 1 and component[0] not in graph.get(component[0], ()):
+            continue
+        cycles.append(_cycle_through(min(members), members, graph))
+    return sorted(cycles)
+
+
+def _cycle_through(start: str, members: set[str], graph: dict[str, set[str]]) -> tuple[str, ...]:
+    """A shortest path from ``start`` back to itself inside one strongly connected component."""
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        next_frontier = []
+        for node in frontier:
+            for child in sorted(graph.get(node, ())):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return tuple(reversed(path))
+                if child in members and child not in previous:
+                    previous[child] = node
+                    next_frontier.append(child)
+        frontier = next_frontier
+    raise AssertionError(f"{start} is not on a cycle")
+
+
+def _in_layer(module: str, prefix: str) -> bool:
+    if prefix in PREFIX_NOT_DOTTED:
+        return module.startswith(prefix)
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    violations = set()
+    for module, targets in graph.items():
+        for target in targets:
+            if target.split(".")[0] == "tests":
+                violations.add((module, target))
+            for layer, forbidden in FORBIDDEN.items():
+                if _in_layer(module, layer) and any(_in_layer(target, f) for f in forbidden):
+                    violations.add((module, target))
+    return sorted(violations)
+
+
+def private_imports(from_imports) -> list[tuple[str, str, str]]:
+    return sorted(
+        {(module, target, name) for module, target, name, _ in from_imports if name.startswith("_")}
+    )
+
+
+def test_cycle_detector_finds_a_synthetic_cycle():
+    graph = {
+        "a": {"b"},
+        "b": {"c"},
+        "c": {"a", "d"},
+        "d": set(),
+        "e": {"e"},
+        "f": {"d"},
+    }
+    assert find_cycles(graph) == [("a", "b", "c"), ("e",)]
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text(
+        "import units.inputs\n"
+        "def f():\n"
+        "    from .sibling import _hidden\n"
+        "    from . import other\n"
+        "    import torch\n"
+    )
+    known = {"units.harness", "units.sibling", "units.other", "units.inputs"}
+    found = imports_of("units.harness", source, known)
+    assert ("units.inputs", None, 1) in found
+    assert ("units.sibling", "_hidden", 3) in found
+    assert ("units.other", None, 4) in found
+    assert all(target.split(".")[0] != "torch" for target, _, _ in found)
+    assert layer_violations({"units.harness": {"hawkeye_env.tasks.spec"}}) == [
+        ("units.harness", "hawkeye_env.tasks.spec")
+    ]
+    assert layer_violations({"hawkeye_env.judge.x": {"hawkeye_env.cli_units"}}) != []
+    assert layer_violations({"evals.x": {"tests.candidates"}}) == [("evals.x", "tests.candidates")]
+    assert targets_with_parents("reward.v1", "hawkeye_env.judge.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
+        "hawkeye_env.judge.verdict",
+        "hawkeye_env",
+        "hawkeye_env.judge",
+    }
+    assert targets_with_parents("units.harness", "units.inputs", {"units"}) == {"units.inputs"}
+
+
+def test_private_attribute_and_tests_path_readers(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text(
+        '"""Docstrings may name tests/judge/test_x.py."""\n'
+        "import units.inputs as inputs\n"
+        "from units import harness\n"
+        "import units.index\n"
+        "from pathlib import Path\n"
+        "a = inputs._seed\n"
+        "b = harness.__file__\n"
+        "c = units.index._cache\n"
+        'd = Path(__file__).parent / "tests" / "candidates"\n'
+    )
+    known = {"units", "units.inputs", "units.harness", "units.index"}
+    assert private_attributes("evals.mod", source, known) == [
+        ("units.inputs", "_seed", 6),
+        ("units.index", "_cache", 8),
+    ]
+    assert strings_naming_tests_folder("evals.mod", source) == [("tests", 9)]
+
+
+@pytest.fixture(scope="module")
+def graph_and_from_imports():
+    return build_graph()
+
+
+def test_walk_covers_every_package(graph_and_from_imports):
+    graph, _ = graph_and_from_imports
+    for package in PACKAGES:
+        assert package in graph, package
+    assert "hawkeye_env.judge.evaluator" in graph
+    assert not any(name.startswith("evals.results") for name in graph)
+
+
+def _report(found, allowed) -> str:
+    new = [item for item in found if item not in allowed]
+    stale = [item for item in allowed if item not in found]
+    lines = [f"new: {item}" for item in new] + [f"allowlisted but gone: {item}" for item in stale]
+    return "\n".join(lines)
+
+
+def test_no_import_cycles(graph_and_from_imports):
+    graph, _ = graph_and_from_imports
+    cycles = find_cycles(with_parent_packages(graph))
+    report = _report(cycles, ALLOWED_CYCLES)
+    assert not report, "import cycles (each module imports the next, the last the first):\n" + report
+
+
+def test_no_private_names_imported_from_another_module(graph_and_from_imports):
+    _, from_imports = graph_and_from_imports
+    found = private_imports(from_imports)
+    report = _report(found, ALLOWED_PRIVATE_IMPORTS)
+    assert not report, "(importer, module, private name):\n" + report
+
+
+def test_layer_order(graph_and_from_imports):
+    graph, _ = graph_and_from_imports
+    found = layer_violations(graph)
+    report = _report(found, ALLOWED_LAYER_VIOLATIONS)
+    assert not report, "(importer, imported) against the layer order:\n" + report
+
+
+def test_no_package_module_reads_the_tests_folder():
+    modules = module_files()
+    found = sorted(
+        {(module, text) for module, path in modules.items() for text, _ in strings_naming_tests_folder(module, path)}
+    )
+    report = _report(found, ALLOWED_TEST_PATHS)
+    assert not report, "(module, string naming tests/):\n" + report
+
+
+def test_the_verdict_contract_is_the_judge_and_reward_meeting_point(graph_and_from_imports):
+    """The judge imports ``reward`` (a verdict's reward) and ``reward`` imports the verdict type:
+    no cycle as long as ``hawkeye_env.judge.verdict`` imports no repo module and is the only judge
+    module that ``reward`` imports."""
+    graph, _ = graph_and_from_imports
+    assert graph["hawkeye_env.judge.verdict"] == set()
+    from_reward = {t for m, ts in graph.items() if _inside(m, "reward") for t in ts if _inside(t, "hawkeye_env")}
+    assert from_reward == {"hawkeye_env.judge.verdict"}
