@@ -93,7 +93,7 @@ def _to_source(current: str, reply: str) -> tuple[str, str]:
 
 
 def _speedups(c: Candidate) -> dict[str, float]:
-    """A correct timed candidate's usable speedups (finite, > 0; reward v1's rule); else {}."""
+    """A correct timed candidate's usable speedups (finite, > 0; the reward's rule); else {}."""
     if not (c.correct and c.timed):
         return {}
     return {b: s for b, s in c.speedup.items() if isinstance(s, (int, float)) and math.isfinite(s) and s > 0}

@@ -73,10 +73,12 @@ class KernelOptEnv(gymnasium.Env):
     always holds.
 
     ## Rewards
-    ``verdict.reward`` (reward v1, ``reward/v1.py``): -1.0 violation or no source, -0.5 compile,
-    runtime or correctness failure, 0.2 correct and untimed (CPU), ``0.2 + 0.8 s / (1 + s)`` correct
-    and timed with speedup ``s``. Unit metrics in the feedback (CUDA, when ``units.harness`` has
-    ``measure_unit_gpu``) are diagnostic only: weight 0 in v1.
+    ``verdict.reward`` (reward v2, ``reward/v2.py``): -1.0 violation or no source, -0.5 compile,
+    runtime or correctness failure, 0.2 correct and untimed (CPU, or a timing that missed the
+    timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
+    device time (host launch kept out, or the host launch when it is longer) over the fastest
+    judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has
+    ``measure_unit_gpu``) are diagnostic only: weight 0 in v2.
 
     ## Starting State
     ``reset(seed=None, options=None)``: ``options["task"]`` picks the task, otherwise it is drawn
@@ -335,7 +337,7 @@ def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
             f"{metric.unit} at {dict(unit.gpu_shapes[0])} ({value / expert:.0%}; {verdict_word} the "
             f"{metric.pass_fraction:.0%} pass rule)"
         )
-    return ["Unit metrics (diagnostic, weight 0 in reward v1):", *lines] if lines else []
+    return ["Unit metrics (diagnostic, weight 0 in reward v2):", *lines] if lines else []
 
 
 __all__ = ["KernelOptEnv", "unit_metric_lines"]

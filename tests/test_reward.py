@@ -1,4 +1,4 @@
-"""Invariants of reward v1 (see reward/v1.py for the table they protect)."""
+"""Invariants of reward v1 and v2 (see reward/v1.py for the table they protect, reward/v2.py for what v2 changes)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ SUBMIT_NOTE = """
 Submit each attempt by calling `submit_kernel` with the reply text (the whole module in a fenced
 block, or SEARCH/REPLACE blocks against the current source). The tool returns the judge's feedback;
 resubmit until the kernel is correct or you run out of turns."""
-#: Reward of a rollout that never called the tool: the env's ``no_source`` reward (reward v1).
+#: Reward of a rollout that never called the tool: the env's ``no_source`` reward (reward v2).
 NO_SUBMISSION_REWARD = -1.0
 
 
