@@ -12,7 +12,8 @@ keeps what it finished):
    input distribution at the timed GPU shape, and the odd small shapes), each output judged by
    the verdict's own code: the parent's references (``references.trial_references``) and
    ``checks.check_trials``. Every failure is listed with its reason; the target is none.
-2. **False positives.** The same trials with outputs an honest kernel would never produce:
+2. **False positives.** The same trials with outputs an honest kernel would never produce
+   (counted per trial and per verdict: a verdict runs one plan's trials and fails if any fails):
    the reference computed at a lower precision (fp32 tasks in bf16, bf16 tasks with operands
    rounded to fp8 e4m3), the expert's output with 1% of its rows zeroed, and with 0.1% of its
    elements zeroed. Each must fail every trial it is run on.
@@ -77,14 +78,10 @@ def _load(source: str, name: str):
     return module
 
 
-def _as_list(out) -> list:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
 def _lower_precision(ref: torch.nn.Module, inputs: list) -> list:
     """The reference at a lower precision than the task allows: fp32 in bf16, bf16 and fp16 with
     floating operands and weights rounded through fp8 e4m3; outputs cast back."""
-    expected = [o.dtype for o in _as_list(ref(*inputs))]
+    expected = [o.dtype for o in references.as_list(ref(*inputs))]
     low = torch.bfloat16 if expected[0] == torch.float32 else FP8
 
     def down(x):
@@ -101,7 +98,7 @@ def _lower_precision(ref: torch.nn.Module, inputs: list) -> list:
                 p.copy_(down(p).to(p.dtype))
         if low == torch.bfloat16:
             model = model.to(torch.bfloat16)
-        outs = _as_list(model(*[down(x) for x in inputs]))
+        outs = references.as_list(model(*[down(x) for x in inputs]))
     return [o.to(d) for o, d in zip(outs, expected)]
 
 
@@ -137,9 +134,11 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
     vendors = {}
     candidates = {"expert": None, **{f"vendor:{n}": n for n in spec.vendor_baselines}}
     hacks = ("lower_precision", "skip_rows_1pct", "skip_elements_0.1pct")
-    counts = {name: {"trials": 0, "failed": 0, "failures": []} for name in [*candidates, *hacks]}
+    counts = {name: {"trials": 0, "failed": 0, "failures": [], "verdicts": 0, "verdicts_failed": 0}
+              for name in [*candidates, *hacks]}
     done, s = 0, seed
     while done < trials and time.monotonic() < deadline:
+        failed_in_plan: dict[str, bool] = {}  # one plan is one verdict's trials: any failure fails it
         for trial in plan_trials(spec, device, s):
             trial.pop("rerun", None)
             if done >= trials or time.monotonic() > deadline:
@@ -152,13 +151,13 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
             new = new.to(device)
             outputs: dict[str, list | None] = {}
             with torch.no_grad():
-                outputs["expert"] = _as_list(new(*inputs))
+                outputs["expert"] = references.as_list(new(*inputs))
                 for name, vendor in candidates.items():
                     if vendor is None:
                         continue
                     fn, reason = prepare_vendor(spec.vendor_baselines[vendor], ref, inputs)
                     vendors.setdefault(name, reason)
-                    outputs[name] = _as_list(fn(*inputs)) if fn is not None else None
+                    outputs[name] = references.as_list(fn(*inputs)) if fn is not None else None
                 outputs["lower_precision"] = _lower_precision(ref, inputs)
             outputs["skip_rows_1pct"] = _zero_rows(outputs["expert"], 0.01)
             outputs["skip_elements_0.1pct"] = _zero_elements(outputs["expert"], 0.001, trial["seed"])
@@ -171,6 +170,7 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
                 v = Verdict(task=spec.id, device=device, stage=Stage.CORRECT)
                 passed = checks.check_trials(spec, [trial], [row], v, device)
                 counts[name]["trials"] += 1
+                failed_in_plan[name] = failed_in_plan.get(name, False) or not passed
                 if not passed:
                     counts[name]["failed"] += 1
                     if len(counts[name]["failures"]) < 5:
@@ -178,6 +178,9 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
                                                          "reason": v.trials[-1].get("reason") or v.error})
             done += 1
             del ref, inputs, new, outputs, got
+        for name, failed in failed_in_plan.items():
+            counts[name]["verdicts"] += 1
+            counts[name]["verdicts_failed"] += int(failed)
         s += 104729
     for name in hacks:
         counts[name]["passed"] = counts[name]["trials"] - counts[name]["failed"]

@@ -18,5 +18,6 @@ def test_calibration_counts_trials_and_rejects_the_hacks(tmp_path):
         assert rates["expert"]["trials"] == 3 and rates["expert"]["failed"] == 0, rates["expert"]
         assert rates["lower_precision"]["failed"] == rates["lower_precision"]["trials"] == 3
         assert rates["skip_rows_1pct"]["failed"] == 3
+        assert rates["lower_precision"]["verdicts_failed"] == rates["lower_precision"]["verdicts"] >= 1
     assert report["correctness"]["gemm_bf16"]["rates"]["vendor:cublas"]["failed"] == 0
     assert report["noise"] == {} and report["versions"]["sandbox"] in ("bwrap", "off")
