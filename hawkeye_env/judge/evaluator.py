@@ -15,19 +15,13 @@ Every consumer — ``hawkeye check``, the Gymnasium env, the evals, the training
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib.metadata
-import importlib.util
 import logging
 import os
-import platform
 import secrets
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from functools import cache
-from pathlib import Path
 
 import torch
 
@@ -45,8 +39,10 @@ from hawkeye_env.judge import (
 )
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
+from hawkeye_env.judge.plan import plan_trials
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
+from hawkeye_env.judge.versions import resolve_device, software_versions
 from hawkeye_env.tasks.registry import get_task, user_task_dirs
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION, reward
@@ -104,76 +100,6 @@ class EvalConfig:
         d = asdict(self)
         d.pop("seed")
         return d
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device must be cpu, cuda or auto, not {device!r}")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device cuda requested but torch sees no CUDA GPU")
-    return device
-
-
-@cache
-def _source_digest(*modules: str) -> str:
-    """Short hash of the source files of ``modules`` (packages: every ``.py`` file below them)."""
-    digest = hashlib.sha256()
-    for name in modules:
-        origin = Path(importlib.util.find_spec(name).origin)
-        files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
-        for f in files:
-            digest.update(f.read_bytes())
-    return digest.hexdigest()[:12]
-
-
-def software_versions(device: str, task: TaskSpec | None = None) -> dict[str, str]:
-    """Versions that change timings or numerics, used in store keys and reported in verdicts.
-
-    ``judge`` hashes the judge's and the reward's sources and ``task`` the task module, so editing
-    a check, a tolerance or a reference never serves a stale verdict from the store.
-    """
-    versions = {"python": platform.python_version(), "torch": torch.__version__}
-    versions["judge"] = _source_digest("hawkeye_env.judge", "reward")
-    if task is not None:
-        versions["task"] = _source_digest(task.module)
-    try:
-        versions["triton"] = importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        versions["triton"] = "missing"
-    versions["reward"] = REWARD_VERSION
-    versions["sandbox"] = isolation.mode()
-    if device == "cuda":
-        versions["gpu"] = torch.cuda.get_device_name()
-        versions["cuda"] = str(torch.version.cuda)
-    else:
-        versions["gpu"] = "cpu-interpreter"
-    return versions
-
-
-def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
-    """Correctness trials: every CPU shape x distribution on CPU; on CUDA, each odd CPU shape once
-    and the first GPU shape with every distribution. Orders alternate, candidate first; the last
-    trial re-runs the candidate on the same inputs (determinism). A task without CPU shapes cannot
-    be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict, not the candidate's)."""
-    pairs: list[tuple[dict, str]] = []
-    if device == "cpu" and not spec.cpu_shapes:
-        raise ValueError(f"task {spec.id} has no CPU shapes (too large for the interpreter): judge it with "
-                         "--device cuda")
-    if device == "cpu":
-        pairs = [(dict(s), d) for s in spec.cpu_shapes for d in spec.distributions]
-    else:
-        dists = spec.distributions
-        pairs = [(dict(s), dists[i % len(dists)]) for i, s in enumerate(spec.cpu_shapes)]
-        pairs += [(dict(spec.gpu_shapes[0]), d) for d in dists]
-    trials = [
-        {"shape": s, "distribution": d, "seed": seed + 7919 * i,
-         "order": "candidate_first" if i % 2 == 0 else "reference_first"}
-        for i, (s, d) in enumerate(pairs)
-    ]
-    trials[-1]["rerun"] = True
-    return trials
 
 
 def _fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
@@ -549,4 +475,4 @@ def evaluate(task_id: str, source: str, device: str = "auto", use_cache: bool = 
     return _DEFAULT.evaluate(task_id, source, device, use_cache)
 
 
-__all__ = ["EvalConfig", "Evaluator", "evaluate", "evaluate_many"]
+__all__ = ["EvalConfig", "Evaluator", "evaluate", "evaluate_many", "plan_trials", "resolve_device", "software_versions"]

@@ -44,19 +44,13 @@ after its job arrived.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
-import re
-import select
 import shutil
 import signal
 import socket
 import stat
-import struct
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -65,6 +59,14 @@ import torch
 
 from hawkeye_env.judge import isolation
 from hawkeye_env.judge.lanes import Lane, LaneClaim
+from hawkeye_env.judge.output_capture import (  # noqa: F401 - re-exported: the worker-output API
+    OUTPUT_FILE_MAX_BYTES,
+    OUTPUT_HEAD_BYTES,
+    OUTPUT_TAIL_BYTES,
+    MessageReader,
+    WorkerOutput,
+    plain_text,
+)
 
 POLL_S = 0.05
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
@@ -72,7 +74,6 @@ POLL_S = 0.05
 # MAX_MESSAGE_BYTES without one), is a worker flooding the parent.
 MAX_MESSAGES = 10_000
 MAX_MESSAGE_BYTES = 4 << 30
-READ_CHUNK_BYTES = 1 << 20  # os.read allocates what it is asked for: the judge holds no more
 KILL_GRACE_S = 2.0
 # While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
 # the GPU for about a second (50 iterations of ~0.1-1 ms plus a 0.2 s warm-up, timing.py), so a
@@ -83,12 +84,6 @@ LANE_POLL_S = 0.005
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
 LANE_WAIT_FACTOR = 4.0
 REPLY_FILE = "reply.pt"
-# A worker's captured output: at most this much of its beginning and end reaches the Outcome (and
-# the feedback; about 4000 characters), and the parent folds and truncates the file while the
-# worker runs once it grows past OUTPUT_FILE_MAX_BYTES (a candidate printing in a loop).
-OUTPUT_HEAD_BYTES = 1024
-OUTPUT_TAIL_BYTES = 3072
-OUTPUT_FILE_MAX_BYTES = 16 << 20
 # Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).
 OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
 # The candidate worker's entry point, named rather than imported: the parent never imports the
@@ -200,123 +195,6 @@ def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable:
     finally:
         child_sock.close()
     return Connection(parent_sock.detach()), proc, output
-
-
-# Control characters other than tab and newline (C0, DEL, C1): shown escaped, so a candidate's
-# output cannot drive a terminal that displays the feedback.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def plain_text(data: bytes) -> str:
-    """Bytes a worker printed as display-safe text: UTF-8 with replacement characters, line
-    endings as newlines, other control characters escaped (``\\x1b``)."""
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-class WorkerOutput:
-    """The file a worker's stdout and stderr go to, read back by the parent in bounded pieces.
-
-    Created by the parent (``mkstemp``: mode 0600, in the system temporary folder), opened for
-    appending (shared with the worker's duplicate: the parent's truncations and the worker's
-    writes never interleave into holes) and unlinked at once: it exists only as the descriptors
-    of the parent and the worker, and is gone when both are closed. The parent reads with
-    ``pread`` only, never more than ``OUTPUT_HEAD_BYTES`` of the beginning and
-    ``OUTPUT_TAIL_BYTES`` of the end. Thread-safe; ``close`` is idempotent.
-    """
-
-    def __init__(self, fd: int | None):
-        self._fd = fd
-        self._lock = threading.Lock()
-        self._head = b""  # the first OUTPUT_HEAD_BYTES written
-        self._tail = b""  # the last OUTPUT_TAIL_BYTES of what was folded (read and truncated away)
-        self._folded = 0  # bytes folded so far
-        self._closed: tuple[str, int] | None = None
-
-    @classmethod
-    def create(cls) -> WorkerOutput:
-        """A new unlinked file; where none can be made the worker writes to ``/dev/null``."""
-        try:
-            fd, path = tempfile.mkstemp(prefix="hawkeye-output-", suffix=".log")
-        except OSError:
-            return cls(None)
-        try:
-            os.unlink(path)
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
-        except OSError:
-            os.close(fd)
-            return cls(None)
-        return cls(fd)
-
-    @property
-    def fd(self) -> int | None:
-        """The descriptor a new worker inherits (``start_process``); None when there is no file."""
-        return self._fd
-
-    def _fold(self, truncate: bool) -> None:
-        """Read the file's new head bytes and its tail into memory; truncate it if asked (bytes
-        written between the read and the truncation are lost: they lie in the omitted middle)."""
-        size = os.fstat(self._fd).st_size
-        if size <= 0:
-            return
-        if self._folded < OUTPUT_HEAD_BYTES:
-            self._head += os.pread(self._fd, min(OUTPUT_HEAD_BYTES - self._folded, size), 0)
-        start = max(0, size - OUTPUT_TAIL_BYTES)
-        chunk = os.pread(self._fd, size - start, start)
-        self._tail = (self._tail + chunk)[-OUTPUT_TAIL_BYTES:] if start == 0 else chunk
-        if truncate:
-            os.ftruncate(self._fd, 0)
-            self._folded += size
-
-    def bound(self) -> None:
-        """Called while the worker runs: fold and truncate the file once it is past
-        ``OUTPUT_FILE_MAX_BYTES``."""
-        with self._lock:
-            if self._fd is None or self._closed is not None:
-                return
-            try:
-                if os.fstat(self._fd).st_size > OUTPUT_FILE_MAX_BYTES:
-                    self._fold(truncate=True)
-            except OSError:
-                pass
-
-    def drop(self) -> None:
-        """Forget everything written so far (a standby's trusted warm-up, once it is ready)."""
-        with self._lock:
-            if self._fd is None or self._closed is not None:
-                return
-            try:
-                os.ftruncate(self._fd, 0)
-            except OSError:
-                pass
-            self._head, self._tail, self._folded = b"", b"", 0
-
-    def close(self) -> tuple[str, int]:
-        """Read what is left, close the parent's descriptor (the file is freed once the worker's
-        are closed too) and return ``(text, total bytes written)``: the whole output when it fits
-        in head plus tail, else the head, a marker and the tail."""
-        with self._lock:
-            if self._closed is not None:
-                return self._closed
-            total = self._folded
-            if self._fd is not None:
-                try:
-                    self._fold(truncate=False)
-                    total += os.fstat(self._fd).st_size
-                except OSError:
-                    pass
-                os.close(self._fd)
-                self._fd = None
-            head, tail = self._head, self._tail
-            if total <= len(head) + len(tail):
-                data = head + tail[len(tail) - max(0, total - len(head)):] if total > len(head) else head
-                text = plain_text(data)
-            else:
-                omitted = total - len(head) - len(tail)
-                text = f"{plain_text(head)}\n[... {omitted} bytes omitted ...]\n{plain_text(tail)}"
-            self._closed = (text, total)
-            self._head = self._tail = b""
-            return self._closed
 
 
 def output_label(outcome: Outcome) -> str:
@@ -446,53 +324,6 @@ def _memory_bytes(proc) -> int:
     """Host memory a worker holds: the resident memory of its process tree plus the bytes in its
     scratch folder (on ``/dev/shm`` those are memory too)."""
     return isolation.tree_rss_bytes(proc.pid) + isolation.folder_bytes(getattr(proc, "scratch", None))
-
-
-class MessageReader:
-    """Reads ``multiprocessing.Connection`` frames (a 4-byte big-endian length, or -1 and an 8-byte
-    one, then the payload) from a worker's socket without ever blocking past ``poll``'s timeout:
-    a worker that announces a long message and stops sending cannot hang the parent, and no
-    message may exceed ``limit`` bytes."""
-
-    def __init__(self, fd: int, limit: int):
-        self.fd, self.limit, self.buf = fd, limit, bytearray()
-
-    def pending(self) -> bool:
-        return bool(self.buf)
-
-    def poll(self, timeout: float) -> bytes | None:
-        """One complete message, or None when none arrived within ``timeout``; ``EOFError`` once
-        the worker closed its end, ``ValueError`` for an oversized frame."""
-        message = self._take()
-        if message is not None:
-            return message
-        wait = timeout
-        while select.select([self.fd], [], [], wait)[0]:
-            chunk = os.read(self.fd, READ_CHUNK_BYTES)
-            if not chunk:
-                raise EOFError("the worker closed its connection")
-            self.buf += chunk
-            message = self._take()
-            if message is not None:
-                return message
-            wait = 0.0
-        return None
-
-    def _take(self) -> bytes | None:
-        if len(self.buf) < 4:
-            return None
-        (size,), head = struct.unpack("!i", self.buf[:4]), 4
-        if size == -1:
-            if len(self.buf) < 12:
-                return None
-            (size,), head = struct.unpack("!Q", self.buf[4:12]), 12
-        if size < 0 or size > self.limit:
-            raise ValueError(f"a worker message of {size} bytes exceeds the {self.limit} byte limit")
-        if len(self.buf) < head + size:
-            return None
-        message = bytes(self.buf[head:head + size])
-        del self.buf[:head + size]
-        return message
 
 
 def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:

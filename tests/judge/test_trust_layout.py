@@ -12,8 +12,9 @@ import subprocess
 import sys
 
 WORKER_SIDE = ("worker", "worker_entry", "guards", "timing", "warmup", "cpu_backend")
-PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "reply_check", "references",
-               "checks", "correctness", "static_checks", "store", "roofline", "feedback", "backends")
+PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "output_capture", "reply_check",
+               "references", "checks", "correctness", "static_checks", "static_allowlist", "store", "roofline",
+               "feedback", "backends", "versions", "plan")
 
 
 def _imported_after(modules: list[str]) -> set[str]:

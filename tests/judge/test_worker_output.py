@@ -24,7 +24,7 @@ import tracemalloc
 
 import pytest
 
-from hawkeye_env.judge import sandbox, standby
+from hawkeye_env.judge import output_capture, sandbox, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
@@ -278,7 +278,7 @@ def _writer(out: sandbox.WorkerOutput) -> int:
 
 
 def test_worker_output_keeps_a_bounded_head_and_tail(monkeypatch):
-    monkeypatch.setattr(sandbox, "OUTPUT_FILE_MAX_BYTES", 4 << 20)
+    monkeypatch.setattr(output_capture, "OUTPUT_FILE_MAX_BYTES", 4 << 20)
     out = sandbox.WorkerOutput.create()
     fd = _writer(out)
     try:
