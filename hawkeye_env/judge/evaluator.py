@@ -238,7 +238,7 @@ class Evaluator:
             "task": spec.id, "source": source, "device": device,
             "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
             "trials": plan_trials(spec, device, seed), "timing": None,
-            "parent_reference": True, "task_dirs": user_task_dirs(),
+            "task_dirs": user_task_dirs(),
         }
         shape = dict(spec.gpu_shapes[0])
         if device != "cuda":
