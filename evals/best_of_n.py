@@ -4,20 +4,28 @@
     python -c "from evals.best_of_n import run_eval; from policies import make_policy; \
                run_eval(make_policy('search'), ['vector_add_fp32'], n=3, out_dir='out/eval')"
 
-For every task the policy samples ``n`` replies (``n`` trajectories); each reply becomes candidate
-source through ``hawkeye_env.edits.to_candidate`` and all candidates of a turn are judged together by
-``evaluate_many`` (``workers`` worker processes at once). With ``turns > 1`` every trajectory sends
-its current source and the judge's feedback back to the policy, which answers with one reply per
-trajectory. A reply that cannot be turned into source (``EditError``) is judged as its raw text, so
-the evaluator scores it (``no_source`` or ``compile_error``) like any other candidate and the store
-keeps the verdict; the edit error is prepended to that trajectory's next feedback and its current
-source stays unchanged.
+Every trajectory is an episode of ``hawkeye/KernelOpt-v1`` (``KernelOptEnv``, ``max_turns=turns``):
+the policy reads the env's observation, so an evaluated policy sees exactly the prompt and the
+turn format it sees in the env, the served env and training. For every task the policy samples
+``n`` replies at turn 0 (``n`` trajectories), then one reply per trajectory and turn; the env turns
+each into candidate source (``KernelOptEnv.prepare_step``), the candidates of a turn are judged
+together by ``evaluate_many`` (``workers`` worker processes at once), and ``finish_step`` gives the
+trajectory its next observation (current source, the judge's feedback, the reply format). A reply
+that yields no source gets the env's ``no_source`` verdict (nothing runs). Episodes run all
+``turns`` (the target speedup is infinite), so later turns can still speed up a correct kernel.
+
+Policy failures are loud: a reply the policy reports as failed (``policy.errors``, e.g. the
+OpenAI-compatible client after its retries) is not judged; its candidate row has stage
+``policy_error`` and the error, ``results.json`` lists every failure under ``policy_errors``, and
+``hawkeye eval`` exits 1. A policy that keeps raw replies (``policy.raw``) has them written to
+``raw_replies.jsonl``.
 
 Resumable: every verdict is cached in the results store under its source hash, so re-running an
 eval (same policy, seed and store) judges nothing again.
 
 Outputs under ``out_dir``: ``results.json`` (config, overall and per-task metrics),
-``candidates.jsonl`` (one row per candidate), ``sources/<task>/<hash>.py``, the plots and
+``candidates.jsonl`` (one row per candidate), ``sources/<task>/<hash>.py``, ``raw_replies.jsonl`` (when
+the policy keeps them), the plots and
 ``report.md`` (``evals/report.py``) and, unless disabled, a W&B run (``evals/wandb_log.py``).
 
 Metrics, per task and overall (pooled over candidates, or averaged over tasks for curves):
@@ -39,18 +47,20 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evals.metrics import best_of_k_curve, fast_p, geomean, prob_any_correct
-from hawkeye_env.edits import EditError
+from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.backends import judge_device, judge_versions, make_judge
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from policies.base import Policy
-from policies.prompts import make_observation, parse_reply
 
 #: KernelBench's thresholds: correct (0), faster than the baseline (1), 20% faster (1.2), 2x (2).
 FAST_P = (0.0, 1.0, 1.2, 2.0)
 CPU_TIMING_NOTE = "verdicts on cpu are untimed (Triton interpreter): speedups and fast_p for p > 0 need a GPU"
+#: Stage of a candidate whose reply the policy never produced (not judged, not a model's ``no_source``).
+POLICY_ERROR = "policy_error"
 
 
 @dataclass
@@ -70,26 +80,18 @@ class Candidate:
     timed: bool
     cached: bool
     edit_error: str = ""
+    policy_error: str = ""
 
 
 @dataclass
 class _Trajectory:
-    source: str = ""
-    last_compiled: str = ""
-    feedback: str = ""
+    env: KernelOptEnv
+    obs: dict
     candidates: list[Candidate] = field(default_factory=list)
 
 
 def as_store(store: ResultStore | str | Path | None) -> ResultStore:
     return store if isinstance(store, ResultStore) else ResultStore(store)
-
-
-def _to_source(current: str, reply: str) -> tuple[str, str]:
-    """(source to judge, edit error message or "")."""
-    try:
-        return parse_reply(current, reply), ""
-    except EditError as exc:
-        return reply, str(exc)
 
 
 def _speedups(c: Candidate) -> dict[str, float]:
@@ -195,9 +197,10 @@ def baselines_ms(evaluator: Evaluator, task: str, device: str, versions: dict) -
 def judge_rate(candidates: list[Candidate], judge_s: float, device: str, backend: str, gpus: int | None) -> dict:
     """What the judge did: candidates, those answered from the store, unique sources, unique sources
     judged fresh, and fresh verdicts per minute of judging (per GPU-minute on this machine's GPUs)."""
-    judged = len({(c.task, c.source_hash) for c in candidates if not c.cached})
+    sourced = [c for c in candidates if c.stage != POLICY_ERROR]
+    judged = len({(c.task, c.source_hash) for c in sourced if not c.cached})
     out = {"candidates": len(candidates), "cached": sum(c.cached for c in candidates),
-           "unique_sources": len({(c.task, c.source_hash) for c in candidates}), "judged": judged,
+           "unique_sources": len({(c.task, c.source_hash) for c in sourced}), "judged": judged,
            "judged_per_minute": judged * 60 / judge_s if judge_s > 0 else None, "gpus": None,
            "judged_per_gpu_minute": None}
     if device == "cuda" and backend == "local" and out["judged_per_minute"] is not None:
@@ -208,7 +211,8 @@ def judge_rate(candidates: list[Candidate], judge_s: float, device: str, backend
     return out
 
 
-def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict, edit_error: str) -> Candidate:
+def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict) -> Candidate:
+    edit_error = v.error if v.stage == Stage.NO_SOURCE else ""
     return Candidate(
         task=task, sample=sample, turn=turn, source_hash=source_hash(source), stage=v.stage.value,
         reward=v.reward, speedup=dict(v.speedup), violations=[x.code for x in v.violations],
@@ -216,12 +220,31 @@ def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict, edit_
     )
 
 
+def _policy_failures(policy: Policy, seen: int, turn: int) -> tuple[dict[tuple[str, int], int], list[dict]]:
+    """The policy's error records after the first ``seen``: ``{(task, trajectory): missing samples}``
+    for ``turn`` and the new records."""
+    records = list(getattr(policy, "errors", None) or [])[seen:]
+    failed: dict[tuple[str, int], int] = {}
+    for r in records:
+        if isinstance(r, dict) and r.get("turn", turn) == turn:
+            key = (r.get("task_id"), int(r.get("trajectory", 0)))
+            failed[key] = failed.get(key, 0) + int(r.get("missing", 1))
+    return failed, records
+
+
+def _policy_observation(traj: _Trajectory, task: str, j: int, context: str) -> dict:
+    """The env's observation as ``policies/base.py`` reads it."""
+    obs = dict(traj.obs, task_id=task, trajectory=j, context=context, turn=int(traj.obs["turn"]))
+    obs["last_compiled_source"] = obs["source"]  # the env keeps only sources that compiled
+    return obs
+
+
 def run_eval(
     policy: Policy, tasks: list[str] | None = None, n: int = 4, turns: int = 1, context: str = "docs",
     workers: int | None = None, out_dir: str | Path = "out/eval", device: str = "auto",
-    store: ResultStore | str | Path | None = None, wandb_mode: str = "offline", progress: bool = True,
+    store: ResultStore | str | Path | None = None, wandb_mode: str | None = None, progress: bool = True,
     config: EvalConfig | None = None, use_cache: bool = True, backend: str = "local",
-    ray_address: str | None = None, gpus: int | None = None,
+    ray_address: str | None = None, gpus: int | None = None, context_budget_chars: int = CONTEXT_BUDGET_CHARS,
 ) -> dict:
     """Evaluate ``policy`` on ``tasks`` (default: every registered task) and write the report.
 
@@ -235,13 +258,15 @@ def run_eval(
         out_dir: where results, candidates, sources, plots, report and the W&B run go.
         device: ``cpu``, ``cuda`` or ``auto``.
         store: results store (or its path); default ``$HAWKEYE_STORE`` or the user cache.
-        wandb_mode: ``offline``, ``online`` or ``disabled`` (``evals/wandb_log.py``).
+        wandb_mode: ``offline``, ``online``, ``disabled`` or None (W&B's own configuration decides;
+            ``evals/wandb_log.resolve_mode``).
         progress: show rich progress bars.
         config: judge configuration (part of the store key).
         use_cache: answer repeated candidates from the store.
         backend: ``local`` (this machine's worker pool) or ``ray`` (``hawkeye_env/judge/ray_backend.py``).
         ray_address: Ray cluster address for ``backend="ray"`` (None: a local Ray).
         gpus: local backend: how many visible GPUs to judge on (default all).
+        context_budget_chars: unit context budget (the env's default).
 
     Returns the ``results.json`` dict.
     """
@@ -254,12 +279,17 @@ def run_eval(
     evaluator = make_judge(backend, as_store(store), config or EvalConfig(), ray_address)
     device = judge_device(evaluator, device)
     versions = judge_versions(evaluator, device, task_ids[0])
-    gpu = versions["gpu"] if device == "cuda" else ""
-    trajs = {(task, j): _Trajectory() for task in task_ids for j in range(n)}
+    trajs = {}
+    for task in task_ids:
+        for j in range(n):
+            env = KernelOptEnv(tasks=[task], evaluator=evaluator, device=device, context=context,
+                               context_budget_chars=context_budget_chars, max_turns=turns,
+                               target_speedup=math.inf)
+            trajs[task, j] = _Trajectory(env, env.reset(options={"task": task})[0])
     sample_s = judge_s = 0.0
+    policy_errors: list[dict] = []
     if device == "cuda" and hasattr(evaluator, "prefetch_baselines"):
-        # Every task's baselines first, all GPUs in parallel: the prompts then carry their times,
-        # and no task's candidates wait for its first verdict to have them measured.
+        # Every task's baselines first, all GPUs in parallel, so no task's candidates wait for them.
         t0 = time.monotonic()
         evaluator.prefetch_baselines(task_ids, device, gpus)
         judge_s += time.monotonic() - t0
@@ -267,67 +297,81 @@ def run_eval(
                   disable=not progress, transient=False) as bars:
         for turn in range(turns):
             keys = list(trajs)
-            obs_kw = {"context": context, "turn": turn, "max_turns": turns, "device": device, "gpu": gpu}
             t0 = time.monotonic()
             if turn == 0:
-                observations = [make_observation(task, baselines_ms=baselines_ms(evaluator, task, device, versions),
-                                                 **obs_kw) for task in task_ids]
+                observations = [_policy_observation(trajs[task, 0], task, 0, context) for task in task_ids]
                 sampled = policy.sample(observations, n)
                 replies = {(task, j): sampled[i][j] for i, task in enumerate(task_ids) for j in range(n)}
             else:
-                observations = [
-                    make_observation(task, source=trajs[task, j].source, feedback=trajs[task, j].feedback,
-                                     trajectory=j, last_compiled_source=trajs[task, j].last_compiled,
-                                     baselines_ms=baselines_ms(evaluator, task, device, versions), **obs_kw)
-                    for task, j in keys
-                ]
+                observations = [_policy_observation(trajs[key], *key, context) for key in keys]
                 replies = {key: r[0] for key, r in zip(keys, policy.sample(observations, 1))}
             sample_s += time.monotonic() - t0
-            converted = {key: _to_source(trajs[key].source, replies[key]) for key in keys}
-            bar = bars.add_task(f"turn {turn + 1}/{turns}: judging", total=len(keys))
+            failed, records = _policy_failures(policy, len(policy_errors), turn)
+            policy_errors += records
+            lost = {key for key in keys if replies[key] == "" and _lost(failed, key, turn, n)}
+            prepared = {key: trajs[key].env.prepare_step(replies[key]) for key in keys if key not in lost}
+            batch = [key for key, (_, verdict) in prepared.items() if verdict is None]
+            bar = bars.add_task(f"turn {turn + 1}/{turns}: judging", total=len(batch))
             t0 = time.monotonic()
 
-            def on_verdict(i: int, v: Verdict, bar=bar, keys=keys, turn=turn) -> None:
+            def on_verdict(i: int, v: Verdict, bar=bar, batch=batch, turn=turn) -> None:
                 bars.advance(bar)
                 if progress and not bars.console.is_terminal:  # a log file: one line per verdict
-                    task, j = keys[i]
+                    task, j = batch[i]
                     bars.console.print(f"{task} sample {j} turn {turn}: {v.stage.value}"
                                        f"{' (store)' if v.cached else ''} in {v.wall_s:.1f} s", highlight=False)
 
             verdicts = evaluate_many(
-                evaluator, [(key[0], converted[key][0]) for key in keys], device, workers, use_cache,
+                evaluator, [(key[0], prepared[key][0]) for key in batch], device, workers, use_cache,
                 on_verdict=on_verdict, gpus=gpus,
-            )
+            ) if batch else []
             judge_s += time.monotonic() - t0
-            for key, verdict in zip(keys, verdicts):
-                source, edit_error = converted[key]
+            judged = dict(zip(batch, verdicts))
+            for key in keys:
                 state = trajs[key]
-                state.candidates.append(_candidate(key[0], key[1], turn, source, verdict, edit_error))
-                _save_source(out, key[0], source)
-                if not edit_error:
-                    state.source = source
-                    if verdict.compiled:
-                        state.last_compiled = source
-                prefix = f"Your reply could not be applied: {edit_error}\n\n" if edit_error else ""
-                state.feedback = prefix + verdict.feedback
+                if key in lost:
+                    why = next((r["error"] for r in records if r.get("task_id") == key[0]
+                                and (turn == 0 or r.get("trajectory", 0) == key[1])), "the policy reported a failure")
+                    state.candidates.append(Candidate(
+                        task=key[0], sample=key[1], turn=turn, source_hash="", stage=POLICY_ERROR, reward=-1.0,
+                        speedup={}, violations=[], compiled=False, correct=False, timed=False, cached=False,
+                        policy_error=why))
+                    continue
+                source, verdict = prepared[key]
+                verdict = verdict or judged[key]
+                state.obs = state.env.finish_step(source, verdict)[0]
+                state.candidates.append(_candidate(key[0], key[1], turn, source, verdict))
+                if source:
+                    _save_source(out, key[0], source)
     by_task = {task: [trajs[task, j].candidates for j in range(n)] for task in task_ids}
     candidates = [c for trajs_ in by_task.values() for t in trajs_ for c in t]
     results = {
         "config": {
             "policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
             "tasks": task_ids, "n": n, "turns": turns,
-            "context": context, "device": device, "workers": workers, "store": evaluator.store.path,
+            "context": context, "context_budget_chars": context_budget_chars, "device": device, "workers": workers,
+            "store": evaluator.store.path,
             "backend": backend, "gpus": gpus,
             "judge": evaluator.config.key(), "versions": versions,
         },
         **summarise(by_task, turns),
         "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
+        "policy_errors": policy_errors,
+        "error": (f"the policy failed {len(policy_errors)} time(s); first: {policy_errors[0].get('error')}"
+                  if policy_errors else ""),
         "judge": judge_rate(candidates, judge_s, device, backend, gpus),
         "wall_s": {"sampling": sample_s, "judging": judge_s},
     }
     with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:
         for c in candidates:
             f.write(json.dumps(asdict(c), sort_keys=True) + "\n")
+    raw = getattr(policy, "raw", None)
+    if raw:
+        with open(out / "raw_replies.jsonl", "w", encoding="utf-8") as f:
+            for row in raw:
+                f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
+    for traj in trajs.values():
+        traj.env.close()
     results["wall_s"]["total"] = time.monotonic() - start
     from evals import report, wandb_log
 
@@ -339,6 +383,15 @@ def run_eval(
     return results
 
 
+def _lost(failed: dict[tuple[str, int], int], key: tuple[str, int], turn: int, n: int) -> bool:
+    """Whether the empty reply at ``key`` is one the policy failed to produce: at turn 0 one
+    observation stands for the task's ``n`` samples, of which the last ``missing`` were lost."""
+    if turn > 0:
+        return key in failed
+    missing = failed.get((key[0], 0), 0)
+    return key[1] >= n - missing
+
+
 def _save_source(out: Path, task: str, source: str) -> None:
     path = out / "sources" / task / f"{source_hash(source)[:16]}.py"
     if not path.exists():
@@ -346,4 +399,4 @@ def _save_source(out: Path, task: str, source: str) -> None:
         path.write_text(source, encoding="utf-8")
 
 
-__all__ = ["FAST_P", "Candidate", "as_store", "run_eval", "summarise"]
+__all__ = ["FAST_P", "POLICY_ERROR", "Candidate", "as_store", "run_eval", "summarise"]

@@ -7,7 +7,11 @@ verdict, and the report's plots.
 
 Modes: ``online`` (needs ``WANDB_API_KEY``; without it the run falls back to ``offline``),
 ``offline`` (files only; upload later with ``wandb sync <run dir>``, which is printed), and
-``disabled`` (nothing, wandb not imported). wandb is optional: ``pip install 'hawkeye-env[dev]'``.
+``disabled`` (nothing, wandb not imported). W&B's own configuration decides unless a flag does
+(``resolve_mode``): ``WANDB_MODE=disabled`` always wins, then an explicit mode, then
+``WANDB_MODE``, then ``online`` when ``WANDB_API_KEY`` is set, else ``offline``. The run goes to
+``$WANDB_DIR`` when it is set, else the evaluation's folder. wandb is optional: ``pip install
+'hawkeye-env[dev]'``.
 """
 
 from __future__ import annotations
@@ -26,10 +30,24 @@ TABLE_COLUMNS = ("task", "sample", "turn", "source_hash", "stage", "reward", "sp
                  "correct", "timed", "cached", "edit_error")
 
 
-def resolve_mode(mode: str) -> str:
-    """``mode`` checked against ``MODES``; ``online`` without ``WANDB_API_KEY`` becomes ``offline``."""
-    if mode not in MODES:
+#: W&B's own spellings of the modes (``WANDB_MODE`` accepts these too).
+MODE_ALIASES = {"run": "online", "dryrun": "offline"}
+
+
+def resolve_mode(mode: str | None = None) -> str:
+    """The W&B mode of a run; ``mode`` is an explicit choice (None: W&B's configuration decides).
+
+    ``WANDB_MODE=disabled`` wins over everything; then ``mode``; then ``WANDB_MODE``; then
+    ``online`` with a ``WANDB_API_KEY``, else ``offline``. ``online`` without a key is ``offline``."""
+    env_mode = os.environ.get("WANDB_MODE", "").strip().lower()
+    env_mode = MODE_ALIASES.get(env_mode, env_mode)
+    if env_mode and env_mode not in MODES:
+        raise ValueError(f"WANDB_MODE must be one of {MODES}, not {env_mode!r}")
+    if mode is not None and mode not in MODES:
         raise ValueError(f"wandb mode must be one of {MODES}, not {mode!r}")
+    if env_mode == "disabled":
+        return "disabled"
+    mode = mode or env_mode or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
     if mode == "online" and not os.environ.get("WANDB_API_KEY"):
         log.warning("WANDB_API_KEY is not set: logging the W&B run offline")
         return "offline"
@@ -44,7 +62,7 @@ def _flatten(prefix: str, value, out: dict) -> None:
         out[prefix] = value
 
 
-def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, mode: str = "offline") -> dict | None:
+def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, mode: str | None = None) -> dict | None:
     """Log one evaluation; returns ``{"mode", "dir", "sync"}`` (``sync``: the upload command when
     offline) or None when disabled or wandb is missing."""
     mode = resolve_mode(mode)
@@ -57,7 +75,8 @@ def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, m
         return None
     cfg = results["config"]
     run = wandb.init(
-        project=os.environ.get(PROJECT_ENV, DEFAULT_PROJECT), dir=str(out_dir), mode=mode, job_type="eval",
+        project=os.environ.get(PROJECT_ENV, DEFAULT_PROJECT), dir=os.environ.get("WANDB_DIR") or str(out_dir),
+        mode=mode, job_type="eval",
         name=f"eval-{cfg['policy']}-n{cfg['n']}-t{cfg['turns']}-{cfg['device']}", config=cfg,
         settings=wandb.Settings(console="off", silent=True),
     )

@@ -5,13 +5,16 @@
     hawkeye tasks list [--json]
     hawkeye tasks show gemm_bf16 [--json]
     hawkeye tasks import-kernelbench KernelBench/level1 [--out DIR] [--json]
+    hawkeye kernelbench eval --level 1 --solutions DIR [--baseline JSON]   # KernelBench's fast_p
     hawkeye baselines [--tasks a,b] [--device cuda] [--json] [--refresh]   # eager, compile, vendor times
     hawkeye eval --policy search                 # best-of-N eval of the knob-search baseline, with report
     hawkeye eval --policy openai --base-url http://localhost:8000/v1 --model NAME --n 16 --turns 2
+    hawkeye serve --port 8000 --device cuda      # the env over OpenEnv (HTTP + WebSocket), one shared judge
 
 ``hawkeye check`` exits 0 whenever a verdict was reached, whatever it says, and 2 on usage errors
 (unknown task, unreadable file), so scripts can tell "judged" from "not judged". ``hawkeye eval``
-exits 0 when the evaluation finished, whatever the candidates scored, and 2 on usage errors.
+exits 0 when the evaluation finished, whatever the candidates scored, 1 when the policy failed
+(every failed request is in ``results.json``'s ``policy_errors``), and 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from evals.kernelbench_eval import kernelbench_app
 from hawkeye_env.cli_baselines import baselines_command
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
@@ -35,12 +39,15 @@ tasks_app = typer.Typer(help="Browse the task suite.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(units_app, name="units")
 app.add_typer(train_app, name="train")
+app.add_typer(kernelbench_app, name="kernelbench")
 app.command("baselines")(baselines_command)
 console = Console()
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}")
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(2)
 
 
@@ -131,6 +138,10 @@ def tasks_show(
     console.print(f"[bold]{spec.id}[/bold] ({spec.family})\n{spec.description}\n")
     for key in ("dtypes", "cpu_shapes", "gpu_shapes", "gpu_flops", "gpu_bytes", "tags", "distributions"):
         console.print(f"[cyan]{key}[/cyan]: {summary[key]}")
+    if spec.no_cpu_reason:
+        from rich.markup import escape
+
+        console.print(f"[cyan]no_cpu_reason[/cyan]: {escape(spec.no_cpu_reason)}", highlight=False)
     console.print(f"[cyan]allowed torch ops[/cyan]: {', '.join(summary['allowed_ops'])}")
     for dtype, tol in spec.tolerances.items():
         console.print(f"[cyan]tolerance {dtype}[/cyan]: {tol.describe()} ({tol.source})")
@@ -138,7 +149,7 @@ def tasks_show(
 
     origin = importlib.util.find_spec(spec.module).origin
     console.print("\n[bold]reference[/bold]")
-    console.print(Path(origin).read_text(encoding="utf-8"), markup=False, highlight=False)
+    typer.echo(Path(origin).read_text(encoding="utf-8"))  # unwrapped: source lines stay whole
 
 
 @tasks_app.command("import-kernelbench")
@@ -157,20 +168,25 @@ def tasks_import_kernelbench(
 
 
 def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, temperature: float,
-                   max_tokens: int) -> dict:
+                   max_tokens: int, token_param: str) -> dict:
     if policy == "search":
         return {"seed": seed}
+    if policy == "folder":  # pre-generated solutions, KernelBench's layout (policies/folder.py)
+        if not model:
+            _fail("--policy folder needs --model (the folder of level_<L>_problem_<N>_sample_<S>_kernel.py files)")
+        return {"folder": model, "seed": seed}
     if policy in ("hf", "vllm", "openai") and not model:
         _fail(f"--policy {policy} needs --model (a local checkpoint path, or the served model name)")
     kwargs = {"model": model, "seed": seed, "temperature": temperature, "max_tokens": max_tokens}
     if policy == "openai":
-        kwargs["base_url"] = base_url
+        kwargs["base_url"], kwargs["token_param"] = base_url, token_param
     return kwargs
 
 
 @app.command("eval")
 def eval_(
-    policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf or vllm."),
+    policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf, vllm or folder "
+                               "(pre-generated solutions in --model's folder)."),
     tasks: list[str] | None = typer.Option(None, help="Task ids (repeat or comma-separate). Default: all."),
     n: int = typer.Option(4, min=1, help="Samples (trajectories) per task."),
     turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
@@ -183,14 +199,21 @@ def eval_(
     gpus: int | None = typer.Option(None, min=1, help="local: how many visible GPUs to judge on (default all)."),
     out: Path | None = typer.Option(None, help="Output folder. Default: out/eval/<policy>-<time>."),
     device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
-    wandb: str = typer.Option("offline", help="W&B mode: offline, online (needs WANDB_API_KEY) or disabled."),
+    wandb: str | None = typer.Option(None, help="W&B mode: offline, online (needs WANDB_API_KEY) or disabled. "
+                                     "Default: W&B's own (WANDB_MODE; online with WANDB_API_KEY, else offline); "
+                                     "WANDB_MODE=disabled always wins."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Judge again even if the store has a verdict."),
     seed: int = typer.Option(0, help="Policy seed (search mutations, sampling seeds)."),
-    model: str | None = typer.Option(None, help="hf/vllm: local checkpoint path; openai: served model name."),
+    model: str | None = typer.Option(None, help="hf/vllm: local checkpoint path; openai: served model name; "
+                                     "folder: the solutions folder."),
     base_url: str = typer.Option("http://localhost:8000/v1", help="openai: server URL including /v1."),
     temperature: float = typer.Option(0.8, help="LLM sampling temperature."),
     max_tokens: int = typer.Option(4096, help="LLM reply length limit, in tokens."),
+    token_param: str = typer.Option("max_tokens", help="openai: the request field of --max-tokens; "
+                                    "max_completion_tokens for reasoning models (o-series, gpt-5)."),
+    context_budget_chars: int = typer.Option(12_000, min=0, help="Unit context budget in characters (the env's and "
+                                             "training's default)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
     quiet: bool = typer.Option(False, help="No progress bars."),
     split_tasks: bool = typer.Option(False, "--split-tasks", help="One run per task in OUT/<task>, merged into "
@@ -218,7 +241,7 @@ def eval_(
         _fail(f"unknown policy {policy!r}; known policies: {', '.join(POLICIES)}")
     if context not in CONTEXT_MODES:
         _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
-    if wandb not in MODES:
+    if wandb is not None and wandb not in MODES:
         _fail(f"--wandb must be one of {', '.join(MODES)}")
     if backend not in ("local", "ray"):
         _fail("--backend must be local or ray")
@@ -231,10 +254,10 @@ def eval_(
             import_ray()
         except ImportError as exc:
             _fail(str(exc))
-    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens)
+    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens, token_param)
     try:
         sampler = make_policy(policy, **kwargs)
-    except ImportError as exc:
+    except (ImportError, ValueError, OSError) as exc:
         _fail(str(exc))
     if out is None:
         out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
@@ -245,12 +268,13 @@ def eval_(
         from evals.by_task import run_by_task
 
         results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, n=n, turns=turns,
-                              context=context, device=device, budget_s=budget_s, **common)
+                              context=context, device=device, budget_s=budget_s,
+                              context_budget_chars=context_budget_chars, **common)
         if not results:
             _fail(f"no task finished within the --budget-s of {budget_s:g} s")
     else:
         results = run_eval(sampler, task_ids or None, n=n, turns=turns, context=context, out_dir=out, device=device,
-                           **common)
+                           context_budget_chars=context_budget_chars, **common)
     table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {results['config']['device']}")
     rows = [*results["tasks"].items(), ("overall", results["overall"])]
     table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
@@ -269,3 +293,57 @@ def eval_(
     judge = results["judge"]
     console.print(f"{judge['candidates']} candidates ({judge['cached']} from the store) in "
                   f"{results['wall_s']['total']:.1f} s; report: {out / 'report.md'}")
+    if results.get("policy_errors"):
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"[red]error:[/red] {escape(results['error'])} (every failure is in "
+                                   f"{escape(str(out / 'results.json'))} under policy_errors)", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, help="Port to listen on."),
+    tasks: list[str] | None = typer.Option(None, help="Task ids sessions may reset on (repeat or comma-separate). "
+                                           "Default: all."),
+    device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
+    context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
+    max_turns: int = typer.Option(4, min=1, help="Steps per episode before truncation."),
+    target_speedup: float | None = typer.Option(1.0, help="Speedup that ends an episode (0: the first correct "
+                                                "kernel ends it)."),
+    max_sessions: int = typer.Option(64, min=1, help="Concurrent WebSocket sessions."),
+    session_timeout: float | None = typer.Option(None, help="Close sessions idle this many seconds."),
+    workers: int | None = typer.Option(None, min=1, help="Candidates judged at once per batch (default: 2 on CPU, "
+                                       "4 per GPU)."),
+    gpus: int | None = typer.Option(None, min=1, help="How many visible GPUs to judge on (default all)."),
+    store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
+    timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
+) -> None:
+    """Serve hawkeye/KernelOpt-v1 over the OpenEnv protocol: many sessions, one shared judge."""
+    from hawkeye_env.server import INSTALL_HINT
+
+    task_ids = [t for item in tasks or [] for t in item.split(",") if t]
+    try:
+        for task in task_ids:
+            get_task(task)
+        from hawkeye_env.judge.evaluator import resolve_device
+
+        device = resolve_device(device)
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    from units.index import CONTEXT_MODES
+
+    if context not in CONTEXT_MODES:
+        _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
+    try:
+        from hawkeye_env.server.app import serve as serve_app
+    except ImportError:
+        _fail(INSTALL_HINT)
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+
+    evaluator = Evaluator(ResultStore(store), EvalConfig(timeout_s=timeout))
+    serve_app(evaluator, host=host, port=port, device=device, workers=workers, gpus=gpus, max_sessions=max_sessions,
+              session_timeout_s=session_timeout, tasks=task_ids or None, context=context, max_turns=max_turns,
+              target_speedup=target_speedup or None)

@@ -36,7 +36,7 @@ def _fail(message: str) -> None:
 
 def _row(unit) -> dict:
     return {
-        "unit": unit.name, "architecture": unit.architecture, "strategy": unit.strategy,
+        "unit": unit.name, "architecture": unit.architecture, "language": unit.language, "strategy": unit.strategy,
         "precisions": list(unit.precisions), "tags": list(unit.tags),
         "metric": unit.metric.name if unit.metric else None,
         "metric_rule": (f"{'>=' if unit.metric.higher_is_better else '<='} {unit.metric.pass_fraction:.0%} "
@@ -65,7 +65,9 @@ def units_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
                       r["metric"] or "-", "yes" if r["runnable_here"] else f"no ({r['why'] or 'needs Hopper'})")
     console.print(table)
     if not torch.cuda.is_available():
-        console.print("No CUDA GPU here: Hopper units run under the Triton interpreter for correctness only.")
+        console.print("No CUDA GPU here: Hopper units run under the Triton interpreter for correctness only; "
+                      "Gluon units have no interpreter (their naive twin and reference run, their solution is "
+                      "compiled for sm_90a by `python -m units.gluon_compile`).")
 
 
 @units_app.command("show")
@@ -139,8 +141,9 @@ def units_verify(
         return
     for r in reports:
         if device == "cpu":
-            roles = ", ".join(f"{role} {sum(c['ok'] for c in cases)}/{len(cases)}"
-                              for role, cases in r["results"].items())
+            roles = ", ".join([f"{role} {sum(c['ok'] for c in cases)}/{len(cases)}"
+                               for role, cases in r["results"].items()]
+                              + [f"{role} skipped ({why})" for role, why in r.get("skipped", {}).items()])
             console.print(f"{r['unit']:<22} {'ok' if r['ok'] else 'FAIL'}  {roles}")
         else:
             console.print(f"{r['unit']:<22} {r['metric']}: {r['values']}  margin {r['margin']} "

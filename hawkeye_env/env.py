@@ -27,7 +27,7 @@ from hawkeye_env.judge.evaluator import Evaluator, resolve_device, software_vers
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
-from hawkeye_env.observation import CHARSET, MAX_TEXT_CHARS, make_observation, render_task
+from hawkeye_env.observation import CHARSET, CONTEXT_BUDGET_CHARS, MAX_TEXT_CHARS, make_observation, render_task
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION, reward
@@ -96,7 +96,8 @@ class KernelOptEnv(gymnasium.Env):
     or ``store`` (a results-store path or ``":memory:"`` for a new one; pass a path, not an
     evaluator, through ``gymnasium.make`` when the spec is re-made, since specs deep-copy kwargs),
     ``device`` (``auto``, ``cpu``, ``cuda``), ``context`` (``none``, ``docs``, ``units``, ``full``),
-    ``context_budget_chars`` (12000), ``max_turns`` (4), ``target_speedup`` (1.0 or None),
+    ``context_budget_chars`` (``observation.CONTEXT_BUDGET_CHARS``, 12000), ``max_turns`` (4),
+    ``target_speedup`` (1.0 or None),
     ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
 
     Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v1", num_envs=N,
@@ -124,7 +125,7 @@ class KernelOptEnv(gymnasium.Env):
         store: str | os.PathLike | None = None,
         device: str = "auto",
         context: str = "docs",
-        context_budget_chars: int = 12_000,
+        context_budget_chars: int = CONTEXT_BUDGET_CHARS,
         max_turns: int = 4,
         target_speedup: float | None = 1.0,
         max_text_chars: int = MAX_TEXT_CHARS,

@@ -9,6 +9,7 @@ search     ``policies.search.SearchPolicy``             nothing (knob search, no
 openai     ``policies.openai_compat.OpenAICompatPolicy`` an OpenAI-compatible server
 hf         ``policies.hf.HFPolicy``                     ``pip install 'hawkeye-env[train]'``
 vllm       ``policies.vllm_offline.VLLMPolicy``         ``pip install 'hawkeye-env[vllm]'``
+folder     ``policies.folder.FolderPolicy``             a folder of pre-generated solutions
 =========  ===========================================  ==================================
 
 Heavy libraries are imported only when their policy is built.
@@ -25,6 +26,7 @@ POLICIES: dict[str, str] = {
     "openai": "policies.openai_compat:OpenAICompatPolicy",
     "hf": "policies.hf:HFPolicy",
     "vllm": "policies.vllm_offline:VLLMPolicy",
+    "folder": "policies.folder:FolderPolicy",
 }
 
 

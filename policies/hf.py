@@ -1,9 +1,12 @@
 """Policy backed by a local Hugging Face ``transformers`` checkpoint (no network access).
 
-Loads ``AutoModelForCausalLM.from_pretrained(path, local_files_only=True)`` and its tokenizer,
+Loads ``AutoModelForCausalLM.from_pretrained(path, local_files_only=True)`` and its tokenizer (a
+``.gguf`` file is loaded the same way through transformers' GGUF support, which dequantizes it to
+float32 and needs the ``gguf`` package: ``pip install 'hawkeye-env[gguf]'``),
 renders the shared prompt (``policies/prompts.py``) with the tokenizer's chat template when it has
 one (plain ``system\\n\\nuser`` text otherwise) and samples ``n`` replies per observation with
-``num_return_sequences=n``. Meant for small models and fine-tuned checkpoints on one GPU; serve
+``num_return_sequences=n``; every reply is kept in ``raw`` (``hawkeye eval`` writes
+``raw_replies.jsonl``). Meant for small models and fine-tuned checkpoints on one GPU; serve
 large models with vLLM (``policies/vllm_offline.py`` or ``policies/openai_compat.py``).
 
 Example::
@@ -23,7 +26,7 @@ class HFPolicy:
     """transformers sampler; see the module docstring.
 
     Args:
-        model: local checkpoint directory.
+        model: local checkpoint directory, or a ``.gguf`` file.
         temperature, top_p, max_tokens: sampling parameters (``max_tokens`` = new tokens).
         seed: ``transformers.set_seed`` before each observation, offset by its position.
         device: ``cuda``, ``cpu`` or ``auto`` (cuda when available).
@@ -45,11 +48,17 @@ class HFPolicy:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(model, local_files_only=True)
+        where = {"local_files_only": True}
+        if str(model).endswith(".gguf"):
+            from pathlib import Path
+
+            model, where["gguf_file"] = str(Path(model).parent), Path(model).name
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(model, **where)
         self.model = transformers.AutoModelForCausalLM.from_pretrained(
-            model, local_files_only=True, torch_dtype=getattr(torch, dtype if device != "cpu" else "float32"),
+            model, dtype=getattr(torch, dtype if device != "cpu" else "float32"), **where,
         ).to(device).eval()
         self.temperature, self.top_p, self.max_tokens, self.seed = temperature, top_p, max_tokens, seed
+        self.raw: list[dict] = []
 
     def _render(self, obs: dict) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -68,5 +77,9 @@ class HFPolicy:
                     pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
                 )
             prompt_len = enc["input_ids"].shape[1]
-            out.append(self.tokenizer.batch_decode(generated[:, prompt_len:], skip_special_tokens=True))
+            texts = self.tokenizer.batch_decode(generated[:, prompt_len:], skip_special_tokens=True)
+            where = {"task_id": obs.get("task_id"), "trajectory": int(obs.get("trajectory", 0)),
+                     "turn": int(obs.get("turn", 0)), "prompt_tokens": int(prompt_len)}
+            self.raw += [{**where, "sample": j, "text": t} for j, t in enumerate(texts)]
+            out.append(texts)
         return out

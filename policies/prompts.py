@@ -27,8 +27,9 @@ from hawkeye_env.edits import to_candidate
 from hawkeye_env.tasks.registry import get_task
 from units.index import unit_context
 
-#: Unit context budget in characters (~6k tokens): the guides plus one or two solution kernels.
-DEFAULT_CONTEXT_CHARS = 24_000
+#: Unit context budget in characters: the env's own (``observation.CONTEXT_BUDGET_CHARS``), so an
+#: evaluated policy reads the prompt it was trained on.
+DEFAULT_CONTEXT_CHARS = env_obs.CONTEXT_BUDGET_CHARS
 
 
 def make_observation(

@@ -55,10 +55,36 @@ the bounds, so the bounds are attained in floating point though never in exact a
 from __future__ import annotations
 
 import math
-
-from hawkeye_env.judge.verdict import Stage, Verdict
+from typing import Protocol
 
 REWARD_VERSION = "v1"
+
+
+class ScoredVerdict(Protocol):
+    """What a reward reads of a verdict: the fields of ``hawkeye_env.judge.verdict.Verdict`` it
+    uses, so the reward imports nothing of the judge (the judge imports the reward). ``stage`` is a
+    stage name or a ``Stage`` (a ``str`` enum), read by value."""
+
+    stage: str
+    violations: list
+    timed: bool
+    timing: dict
+
+    @property
+    def scored_speedup(self) -> dict[str, float]: ...
+
+    @property
+    def best_speedup(self) -> float | None: ...
+
+
+# Stage names, as ``Stage``'s values.
+REJECTED, NO_SOURCE, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, CORRECT = (
+    "rejected", "no_source", "compile_error", "runtime_error", "incorrect", "correct")
+
+
+def stage_name(verdict: ScoredVerdict) -> str:
+    """The verdict's stage as its name (a ``Stage`` member's value, or the string itself)."""
+    return str(getattr(verdict.stage, "value", verdict.stage))
 
 #: Any violation (reward hack or forbidden construct) or a REJECTED stage.
 REWARD_VIOLATION = -1.0
@@ -72,16 +98,16 @@ REWARD_CORRECT = 0.2
 SPEEDUP_SPAN = 0.8
 REWARD_MAX = REWARD_CORRECT + SPEEDUP_SPAN  # 1.0
 
-FAILURE_REWARD: dict[Stage, float] = {
-    Stage.REJECTED: REWARD_VIOLATION,
-    Stage.NO_SOURCE: REWARD_NO_SOURCE,
-    Stage.COMPILE_ERROR: REWARD_COMPILE_ERROR,
-    Stage.RUNTIME_ERROR: REWARD_RUNTIME_ERROR,
-    Stage.INCORRECT: REWARD_INCORRECT,
+FAILURE_REWARD: dict[str, float] = {
+    REJECTED: REWARD_VIOLATION,
+    NO_SOURCE: REWARD_NO_SOURCE,
+    COMPILE_ERROR: REWARD_COMPILE_ERROR,
+    RUNTIME_ERROR: REWARD_RUNTIME_ERROR,
+    INCORRECT: REWARD_INCORRECT,
 }
 
 
-def usable_speedup(verdict: Verdict) -> float | None:
+def usable_speedup(verdict: ScoredVerdict) -> float | None:
     """The best speedup if the verdict is timed and every speedup is finite and > 0, else None."""
     scored = verdict.scored_speedup
     if not verdict.timed or not scored:
@@ -103,12 +129,13 @@ def speedup_reward(s: float) -> float:
     return min(REWARD_MAX, max(REWARD_CORRECT, r))
 
 
-def reward(verdict: Verdict) -> float:
+def reward(verdict: ScoredVerdict) -> float:
     """Score one verdict; see the module docstring for the table and the reasons."""
-    if verdict.violations or verdict.stage == Stage.REJECTED:
+    stage = stage_name(verdict)
+    if verdict.violations or stage == REJECTED:
         return REWARD_VIOLATION
-    if verdict.stage != Stage.CORRECT:
-        return FAILURE_REWARD[Stage(verdict.stage)]
+    if stage != CORRECT:
+        return FAILURE_REWARD[stage]
     s = usable_speedup(verdict)
     if s is None:
         return REWARD_CORRECT

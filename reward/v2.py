@@ -18,18 +18,28 @@ failure, ``0.2`` for correct and untimed, ``0.2 + 0.8 * s / (1 + s)`` for correc
 
 from __future__ import annotations
 
-from hawkeye_env.judge.verdict import Stage, Verdict
-from reward.v1 import FAILURE_REWARD, REWARD_CORRECT, REWARD_VIOLATION, speedup_reward, usable_speedup
+from reward.v1 import (
+    CORRECT,
+    FAILURE_REWARD,
+    REJECTED,
+    REWARD_CORRECT,
+    REWARD_VIOLATION,
+    ScoredVerdict,
+    speedup_reward,
+    stage_name,
+    usable_speedup,
+)
 
 REWARD_VERSION = "v2"
 
 
-def reward(verdict: Verdict) -> float:
+def reward(verdict: ScoredVerdict) -> float:
     """Score one verdict; see the module docstring and ``reward/v1.py`` for the table."""
-    if verdict.violations or verdict.stage == Stage.REJECTED:
+    stage = stage_name(verdict)
+    if verdict.violations or stage == REJECTED:
         return REWARD_VIOLATION
-    if verdict.stage != Stage.CORRECT:
-        return FAILURE_REWARD[Stage(verdict.stage)]
+    if stage != CORRECT:
+        return FAILURE_REWARD[stage]
     if verdict.timed and verdict.timing.get("precise") is False:
         return REWARD_CORRECT
     s = usable_speedup(verdict)

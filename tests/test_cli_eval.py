@@ -48,6 +48,8 @@ def test_eval_into_a_log_file_prints_one_line_per_verdict(tmp_path):
     (["--policy", "nope"], "unknown policy"),
     (["--tasks", "no_such_task"], "unknown task"),
     (["--policy", "openai"], "needs --model"),
+    (["--policy", "folder"], "needs --model"),
+    (["--policy", "folder", "--model", "/no/such/folder"], "no solutions folder"),
     (["--context", "everything"], "--context"),
     (["--wandb", "sometimes"], "--wandb"),
 ])
@@ -55,3 +57,30 @@ def test_eval_usage_errors_exit_2(args, message, tmp_path):
     result = runner.invoke(app, ["eval", *args, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_eval_folder_policy_judges_the_files_it_finds(tmp_path):
+    """``--policy folder`` reads KernelBench's layout; a task with no file there is ``no_source``."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    result = runner.invoke(app, ["eval", "--policy", "folder", "--model", str(folder), "--tasks", "vector_add_fp32",
+                                 "--n", "1", "--out", str(tmp_path / "run"), "--device", "cpu", "--wandb", "disabled"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "run" / "candidates.jsonl").read_text().splitlines()]
+    assert [r["stage"] for r in rows] == ["no_source"], rows
+
+
+def test_eval_openai_with_a_failing_server_exits_1_with_the_error_in_results(tmp_path):
+    from tests.policies.test_openai_compat import _Server
+
+    out = tmp_path / "run"
+    with _Server([404] * 50) as server:
+        result = runner.invoke(app, ["eval", "--policy", "openai", "--base-url", server.url, "--model", "nope",
+                                     "--tasks", "vector_add_fp32", "--n", "2", "--out", str(out), "--device", "cpu",
+                                     "--wandb", "disabled", "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "the policy failed" in result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["policy_errors"][0]["missing"] == 2 and "HTTP 404" in results["policy_errors"][0]["error"]
+    rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
+    assert {r["stage"] for r in rows} == {"policy_error"} and results["judge"]["judged"] == 0

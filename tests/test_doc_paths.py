@@ -1,6 +1,7 @@
 """Every repository path a document names exists (issue 22, item 1).
 
-The documents are README.md, training/README.md and every units/*/README.md. A path is
+The documents are README.md, BENCHMARKS.md and its template (evals/benchmarks_template.md),
+training/README.md and every units/*/README.md. A path is
 a word inside backticks (inline code or a fenced block) that looks like a relative path
 of this repository: it contains a "/" or ends in .py/.md/.json/.jsonl, and it either
 starts with one of the top-level folders or is a bare top-level file such as
@@ -31,7 +32,8 @@ URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?|^www\.")
 
 
 def documents() -> list[Path]:
-    docs = [REPO / "README.md", REPO / "training" / "README.md"]
+    docs = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "evals" / "benchmarks_template.md",
+            REPO / "training" / "README.md"]
     docs += sorted((REPO / "units").glob("*/README.md"))
     return docs
 
@@ -94,7 +96,8 @@ def missing_paths(text: str, doc: Path, repo: Path = REPO) -> list[str]:
 def test_the_documents_are_found():
     docs = documents()
     assert all(d.is_file() for d in docs)
-    assert len(docs) >= 3 and any(d.parent.parent.name == "units" for d in docs)
+    assert len(docs) >= 5 and any(d.parent.parent.name == "units" for d in docs)
+    assert all(REPO / "units" / u / "README.md" in docs for u in ("mxfp4_gemm", "warp_specialization"))
 
 
 def test_every_path_a_document_names_exists():

@@ -321,3 +321,23 @@ def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatc
     monkeypatch.setattr(harness, "verify_in_subprocess", lambda names, device: 1 / 0)
     monkeypatch.setattr("hawkeye_env.env._UNIT_REPORTS", {})
     assert "not measured (ZeroDivisionError" in unit_metric_lines(spec, timed)[1]
+
+
+@pytest.mark.parametrize("mode", ["none", "docs", "units", "full"])
+def test_one_prompt_for_env_evals_and_training(mode: str) -> None:
+    """Byte-identical first prompts for every task: the env, ``hawkeye eval``'s observation builder
+    (``policies.prompts``) and the training data (``training.data``), at the one default budget."""
+    from policies.prompts import DEFAULT_CONTEXT_CHARS
+    from policies.prompts import make_observation as eval_observation
+    from training.data import grpo_prompts
+
+    ids = [s.id for s in list_tasks()]
+    env = KernelOptEnv(tasks=ids, store=":memory:", device="cpu", context=mode)
+    training = {row["task"]: row["prompt"] for row in grpo_prompts(ids, mode, device="cpu")}
+    assert DEFAULT_CONTEXT_CHARS == env.context_budget_chars
+    for task_id in ids:
+        obs, _ = env.reset(options={"task": task_id})
+        ours = eval_observation(task_id, context=mode, device="cpu")
+        assert ours["prompt"] == obs["prompt"] and ours["messages"] == obs["messages"], task_id
+        assert json.loads(obs["messages"]) == training[task_id], task_id
+    env.close()

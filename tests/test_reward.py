@@ -216,3 +216,12 @@ def test_stage_ordering() -> None:
     failures = [Stage.COMPILE_ERROR, Stage.RUNTIME_ERROR, Stage.INCORRECT]
     assert len({reward(make(s)) for s in failures}) == 1
     assert reward(make(Stage.NO_SOURCE)) < reward(make(Stage.COMPILE_ERROR)) < reward(make(Stage.CORRECT))
+
+
+def test_the_reward_s_stage_names_are_the_judge_s():
+    """``reward`` names the stages itself (it imports nothing of the judge): the same names."""
+    from hawkeye_env.judge.verdict import Stage
+
+    names = {v1.REJECTED, v1.NO_SOURCE, v1.COMPILE_ERROR, v1.RUNTIME_ERROR, v1.INCORRECT, v1.CORRECT}
+    assert names == {s.value for s in Stage}
+    assert set(v1.FAILURE_REWARD) == names - {v1.CORRECT}

@@ -3,6 +3,7 @@
     python -m training.tiny_model /tmp/tiny
     hawkeye train sft --model /tmp/tiny --output-dir runs/sft --max-steps 2 --device cpu --context none
     hawkeye train grpo --model runs/sft --output-dir runs/grpo --judge-device cuda --use-vllm --vllm-mode server
+    hawkeye train run grpo --config grpo.yaml --max_steps 10     # every TrainConfig field (training/args.py)
 
 Both need the ``train`` extra (``pip install -e ".[train]"``).
 """
@@ -48,6 +49,7 @@ def sft(
     report_to: str = typer.Option("wandb", help="wandb (offline without WANDB_API_KEY), tensorboard or none."),
     device: str = typer.Option("auto", help="auto or cpu."),
     seed: int = typer.Option(0, help="Trainer seed."),
+    bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast over float32 master weights."),
 ) -> None:
     """Fine-tune on the training tasks' expert solutions and the units, in the env's prompt."""
     from training.sft import train
@@ -55,7 +57,8 @@ def sft(
     train(_config(model=model, output_dir=output_dir, context=context, tasks=_task_list(tasks),
                   eval_fraction=eval_fraction,
                   split_seed=split_seed, max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate,
-                  max_length=max_length, include_units=not no_units, report_to=report_to, device=device, seed=seed))
+                  max_length=max_length, include_units=not no_units, report_to=report_to, device=device, seed=seed,
+                  bf16=bf16))
 
 
 @train_app.command()
@@ -81,6 +84,7 @@ def grpo(
     report_to: str = typer.Option("wandb", help="wandb (offline without WANDB_API_KEY), tensorboard or none."),
     device: str = typer.Option("auto", help="auto or cpu."),
     seed: int = typer.Option(0, help="Trainer seed."),
+    bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast over float32 master weights."),
 ) -> None:
     """GRPO against the one evaluator: reward = verdict.reward of each completion."""
     from training.grpo import train
@@ -91,7 +95,21 @@ def grpo(
                   max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate, beta=beta,
                   multi_turn=multi_turn, max_turns=max_turns, use_vllm=use_vllm, vllm_mode=vllm_mode,
                   judge_device=judge_device, judge_workers=judge_workers,
-                  report_to=report_to, device=device, seed=seed))
+                  report_to=report_to, device=device, seed=seed, bf16=bf16))
+
+
+@train_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    recipe: str = typer.Argument(..., help="sft or grpo."),
+) -> None:
+    """Run a recipe with every TrainConfig field settable: --config FILE.yaml, then --FIELD VALUE flags."""
+    from training.args import RECIPES
+    from training.args import run as run_recipe
+
+    if recipe not in RECIPES:
+        raise typer.BadParameter(f"recipe must be one of {', '.join(RECIPES)}", param_hint="RECIPE")
+    run_recipe(recipe, list(ctx.args))
 
 
 __all__ = ["train_app"]

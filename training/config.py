@@ -15,6 +15,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.registration import KERNEL_OPT_ID
 from reward import REWARD_VERSION
 
@@ -24,10 +25,10 @@ class TrainConfig:
     """Knobs of one SFT or GRPO run; every field is written to ``run_metadata.json``."""
 
     model: str = ""
-    """local path (or hub id, where one is reachable) of the policy model and its tokenizer"""
+    """local path (or hub id, where one is reachable, or a ``.gguf`` file) of the policy model and its tokenizer"""
     output_dir: str = "runs/hawkeye"
     """folder for checkpoints, ``run_metadata.json`` and the offline W&B run"""
-    tasks: tuple[str, ...] = ()
+    tasks: list[str] = field(default_factory=list)
     """task ids the split draws from (``hawkeye tasks list``); empty means every registered task"""
     eval_fraction: float = 0.25
     """share of tasks held out of training (``training.data.split_tasks``); at least one task is held out"""
@@ -35,8 +36,8 @@ class TrainConfig:
     """seed of the task split (same seed, same split)"""
     context: str = "docs"
     """unit context of the prompts, as in the env: ``none``, ``docs``, ``units`` or ``full``"""
-    context_budget_chars: int = 12_000
-    """character budget of the unit context (the env's default)"""
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS
+    """character budget of the unit context (``observation.CONTEXT_BUDGET_CHARS``, the env's default)"""
     include_units: bool = True
     """SFT only: add one example per runnable unit (its strategy on its reference -> its kernel.py)"""
     num_generations: int = 4
@@ -84,22 +85,74 @@ class TrainConfig:
     device: str = "auto"
     """trainer device: ``auto`` (GPU when present) or ``cpu`` (tests, smoke runs)"""
     bf16: bool = False
-    """train in bfloat16 mixed precision (on for GPUs that support it)"""
-    extra: dict = field(default_factory=dict)
-    """extra keyword arguments passed verbatim to ``SFTConfig`` / ``GRPOConfig``"""
+    """bfloat16 mixed precision (autocast) over float32 master weights, as TRL documents; the model
+    is always loaded in float32 (``MASTER_DTYPE``), whatever dtype its checkpoint was saved in"""
+    extra: dict | str = field(default_factory=dict)
+    """extra keyword arguments passed verbatim to ``SFTConfig`` / ``GRPOConfig`` (a JSON object on
+    the command line)"""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.extra, str):
+            self.extra = json.loads(self.extra) if self.extra.strip() else {}
+        if not isinstance(self.extra, dict):
+            raise ValueError(f"extra must be a mapping of SFTConfig/GRPOConfig arguments, not {self.extra!r}")
+        self.tasks = list(self.tasks)
+
+
+#: The dtype the recipes load weights in: float32 master weights, TRL's convention for mixed precision.
+MASTER_DTYPE = "float32"
+
+
+def model_location(model: str) -> tuple[str, dict]:
+    """``from_pretrained``'s path and keyword arguments for ``model``: a folder or hub id as it is,
+    a ``.gguf`` file as its folder plus ``gguf_file`` (transformers dequantizes it; needs ``gguf``)."""
+    if str(model).endswith(".gguf"):
+        return str(Path(model).parent), {"gguf_file": Path(model).name}
+    return model, {}
+
+
+def load_policy_model(config: TrainConfig):
+    """``AutoModelForCausalLM`` of ``config.model`` with float32 master weights (``MASTER_DTYPE``)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    path, kwargs = model_location(config.model)
+    dtype = getattr(torch, MASTER_DTYPE)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs)
+    if "gguf_file" not in kwargs:
+        return model
+    # transformers marks a GGUF-loaded model as quantized (so Trainer refuses it) although its
+    # weights are dequantized floats: move them into a plain model of the same config.
+    model_config = model.config
+    if hasattr(model_config, "quantization_config"):
+        del model_config.quantization_config
+    plain = AutoModelForCausalLM.from_config(model_config, dtype=dtype)
+    plain.load_state_dict(model.state_dict())
+    plain.generation_config = model.generation_config
+    return plain
+
+
+def load_tokenizer(config: TrainConfig):
+    """The tokenizer of ``config.model`` (a folder, hub id or ``.gguf`` file)."""
+    from transformers import AutoTokenizer
+
+    path, kwargs = model_location(config.model)
+    return AutoTokenizer.from_pretrained(path, **kwargs)
 
 
 def wandb_offline_unless_keyed(config: TrainConfig) -> None:
-    """Write the W&B run into ``<output_dir>/wandb``, offline when there is no API key to sync with."""
+    """Follow W&B's own configuration: the run goes to ``$WANDB_DIR`` when set (else
+    ``<output_dir>/wandb``), ``WANDB_MODE`` is kept when set (``disabled`` included), and only
+    without both a mode and an API key does the run go offline (``wandb sync`` later)."""
     if "wandb" not in config.report_to:
         return
     import wandb
 
     if wandb.run is None:
         wandb.teardown()  # settings W&B cached from an earlier run in this process would override the ones below
-    os.environ["WANDB_DIR"] = str(Path(config.output_dir).resolve())
+    os.environ.setdefault("WANDB_DIR", str(Path(config.output_dir).resolve()))
     os.environ.setdefault("WANDB_PROJECT", "hawkeye")
-    if not os.environ.get("WANDB_API_KEY"):
+    if not os.environ.get("WANDB_MODE") and not os.environ.get("WANDB_API_KEY"):
         os.environ["WANDB_MODE"] = "offline"
     Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
 
@@ -131,4 +184,6 @@ def save_run_metadata(out_dir: str | os.PathLike, config: TrainConfig, split: di
     return path
 
 
-__all__ = ["TrainConfig", "finish_wandb", "save_run_metadata", "wandb_offline_unless_keyed"]
+__all__ = ["MASTER_DTYPE", "TrainConfig", "finish_wandb", "load_policy_model", "load_tokenizer", "model_location",
+           "save_run_metadata",
+           "wandb_offline_unless_keyed"]

@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.observation import SYSTEM_PROMPT, prompt_text, sanitize
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, SYSTEM_PROMPT, prompt_text, sanitize
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from units.index import list_units, unit_file
 
@@ -62,7 +62,7 @@ def split_tasks(seed: int = 0, eval_fraction: float = 0.25, tasks: Sequence[str]
 
 
 def env_prompts(task_ids: Sequence[str], context: str = "docs", device: str = "auto",
-                context_budget_chars: int = 12_000) -> dict[str, dict]:
+                context_budget_chars: int = CONTEXT_BUDGET_CHARS) -> dict[str, dict]:
     """The env's first observation per task: ``{task: {"messages": [...], "prompt": str}}``."""
     if not task_ids:
         return {}
@@ -95,7 +95,7 @@ def _row(kind: str, name: str, messages: list[dict[str, str]], prompt: str, answ
 
 
 def sft_examples(task_ids: Sequence[str], context: str = "docs", include_units: bool = True, device: str = "auto",
-                 context_budget_chars: int = 12_000) -> list[dict]:
+                 context_budget_chars: int = CONTEXT_BUDGET_CHARS) -> list[dict]:
     """SFT rows for ``task_ids`` (expert solutions) plus, with ``include_units``, every runnable unit.
 
     Each row: ``kind`` (``task``/``unit``), ``task`` (task id or unit name), ``prompt`` (chat messages),
@@ -120,7 +120,7 @@ def sft_examples(task_ids: Sequence[str], context: str = "docs", include_units: 
 
 
 def grpo_prompts(task_ids: Sequence[str], context: str = "docs", device: str = "auto",
-                 context_budget_chars: int = 12_000) -> list[dict]:
+                 context_budget_chars: int = CONTEXT_BUDGET_CHARS) -> list[dict]:
     """GRPO rows: ``prompt`` (the env's messages) and ``task`` (passed to the reward function)."""
     prompts = env_prompts(task_ids, context, device, context_budget_chars)
     return [{"prompt": prompts[t]["messages"], "task": t} for t in task_ids]

@@ -8,8 +8,11 @@ breakdown (``judge/compile_rate``, ``judge/correct_rate``, ``judge/violation_rat
 ``judge/no_source_rate``, ``judge/timed_rate``, ``judge/mean_speedup``) is logged through TRL's
 ``log_metric`` next to ``reward`` and ``kl``.
 
-``log_completions`` stays off: TRL 1.16 with wandb 0.31 crashes building the completions table
-("Found extra keys: reasoning_content"). ``--use-vllm`` passes ``use_vllm``/``vllm_mode`` to TRL
+Rollouts are kept by the reward function in ``<output_dir>/rollouts.jsonl`` (one row per
+completion: step, task, prompt, completion, stage, reward, verdict) and every verdict in the run's
+store ``<output_dir>/verdicts.sqlite``; TRL's own ``log_completions`` stays off (TRL 1.16 with
+wandb 0.31 crashes building its completions table: "Found extra keys: reasoning_content").
+``--use-vllm`` passes ``use_vllm``/``vllm_mode`` to TRL
 (``colocate``: vLLM inside the trainer; ``server``: start ``trl vllm-serve --model M`` first).
 
 ``multi_turn=True`` (``--multi-turn``) switches to TRL's experimental ``environment_factory``: each
@@ -25,21 +28,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from training.config import TrainConfig, finish_wandb, save_run_metadata, wandb_offline_unless_keyed
+from training.config import (
+    TrainConfig,
+    finish_wandb,
+    load_policy_model,
+    load_tokenizer,
+    save_run_metadata,
+    wandb_offline_unless_keyed,
+)
 from training.data import grpo_prompts, split_tasks
 from training.reward import make_reward_func
-from training.tool_env import make_environment_factory
+from training.tool_env import EnvironmentFactory
 
 
-def make_evaluator(config: TrainConfig):
-    """The run's ``Evaluator``: a results store beside the checkpoints, the configured worker timeout."""
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
-
+def store_path(config: TrainConfig) -> str:
+    """The run's results store: ``config.store``, else ``<output_dir>/verdicts.sqlite`` (made here)."""
     store = config.store or str(Path(config.output_dir) / "verdicts.sqlite")
     if store != ":memory:":
         Path(store).parent.mkdir(parents=True, exist_ok=True)
-    return Evaluator(ResultStore(store), EvalConfig(timeout_s=config.judge_timeout_s))
+    return store
+
+
+def make_evaluator(config: TrainConfig):
+    """The run's ``Evaluator``: the run's results store, the configured worker timeout."""
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+
+    return Evaluator(ResultStore(store_path(config)), EvalConfig(timeout_s=config.judge_timeout_s))
 
 
 def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward_func=None):
@@ -51,7 +66,6 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward
     ``reward_func`` when one is given.
     """
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     split = split or split_tasks(config.split_seed, config.eval_fraction, config.tasks or None)
@@ -61,12 +75,14 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward
                                              context_budget_chars=config.context_budget_chars))
     environment_factory = None
     if config.multi_turn:
-        environment_factory = make_environment_factory(make_evaluator(config), config.judge_device, config.context,
-                                                       config.max_turns)
+        environment_factory = EnvironmentFactory(store_path(config), config.judge_device, config.context,
+                                                 config.max_turns, context_budget_chars=config.context_budget_chars,
+                                                 timeout_s=config.judge_timeout_s, workers=config.judge_workers)
         reward_funcs = [reward_func] if reward_func is not None else None
     else:
         if reward_func is None:
-            reward_func = make_reward_func(make_evaluator(config), config.judge_device, config.judge_workers)
+            reward_func = make_reward_func(make_evaluator(config), config.judge_device, config.judge_workers,
+                                           rollouts_path=Path(config.output_dir) / "rollouts.jsonl")
         reward_funcs = [reward_func]
     args = GRPOConfig(
         output_dir=config.output_dir,
@@ -91,16 +107,37 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None, reward
         bf16=config.bf16,
         **config.extra,
     )
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
-    model = AutoModelForCausalLM.from_pretrained(config.model)
+    tokenizer = load_tokenizer(config)
+    model = load_policy_model(config)
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                           processing_class=tokenizer, environment_factory=environment_factory)
     try:
         trainer.train()
+        log_rollouts_table(config, Path(config.output_dir) / "rollouts.jsonl")
     finally:
         finish_wandb(config)
     trainer.save_model(config.output_dir)
     return trainer
 
 
-__all__ = ["make_evaluator", "train"]
+ROLLOUT_COLUMNS = ("step", "task", "stage", "reward", "completion")
+
+
+def log_rollouts_table(config: TrainConfig, path: Path) -> int:
+    """Log ``rollouts.jsonl`` to the run's W&B run as the table ``rollouts`` (``ROLLOUT_COLUMNS``);
+    returns the rows logged (0 without W&B, a run or rollouts)."""
+    if "wandb" not in config.report_to or not path.exists():
+        return 0
+    import json
+
+    import wandb
+
+    if wandb.run is None:
+        return 0
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    wandb.log({"rollouts": wandb.Table(columns=list(ROLLOUT_COLUMNS), data=[[r[c] for c in ROLLOUT_COLUMNS]
+                                                                            for r in rows])})
+    return len(rows)
+
+
+__all__ = ["ROLLOUT_COLUMNS", "log_rollouts_table", "make_evaluator", "store_path", "train"]

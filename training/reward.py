@@ -14,7 +14,9 @@ anything. The verdict breakdown of each batch is logged through TRL's ``log_metr
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -71,11 +73,23 @@ def breakdown(verdicts: list[Verdict]) -> dict[str, float]:
     return out
 
 
-def make_reward_func(evaluator: Evaluator, device: str = "auto", workers: int = 2) -> Callable[..., list[float]]:
+def _append_rollouts(path: str | os.PathLike, step: int, prompts, completions, task, verdicts: list[Verdict]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        for prompt, completion, task_id, v in zip(prompts, completions, task, verdicts):
+            f.write(json.dumps({"step": step, "task": task_id, "prompt": prompt,
+                                "completion": completion_text(completion), "stage": v.stage.value,
+                                "reward": float(v.reward), "verdict": v.to_dict()},
+                               default=str) + "\n")
+
+
+def make_reward_func(evaluator: Evaluator, device: str = "auto", workers: int = 2,
+                     rollouts_path: str | os.PathLike | None = None) -> Callable[..., list[float]]:
     """A TRL reward function judging each completion on its row's ``task`` with ``evaluator``.
 
     Returns ``reward_func(prompts, completions, task, log_metric=None, **kwargs) -> list[float]``;
-    ``reward_func.stats`` (``RewardStats``) accumulates the verdict breakdown across calls.
+    ``reward_func.stats`` (``RewardStats``) accumulates the verdict breakdown across calls. With
+    ``rollouts_path`` every call appends one JSON line per completion (``step`` the call's index,
+    ``task``, ``prompt``, ``completion``, ``stage``, ``reward``, ``verdict``).
     """
     device = resolve_device(device)
     stats = RewardStats()
@@ -109,6 +123,8 @@ def make_reward_func(evaluator: Evaluator, device: str = "auto", workers: int = 
         if log_metric is not None:
             for name, value in batch.items():
                 log_metric(name, value)
+        if rollouts_path is not None:
+            _append_rollouts(rollouts_path, stats.calls - 1, prompts, completions, task, verdicts)
         return [float(v.reward) for v in verdicts]
 
     hawkeye_reward.stats = stats

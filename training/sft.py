@@ -13,14 +13,20 @@ offline when ``WANDB_API_KEY`` is unset. Run::
 
 from __future__ import annotations
 
-from training.config import TrainConfig, finish_wandb, save_run_metadata, wandb_offline_unless_keyed
+from training.config import (
+    TrainConfig,
+    finish_wandb,
+    load_policy_model,
+    load_tokenizer,
+    save_run_metadata,
+    wandb_offline_unless_keyed,
+)
 from training.data import sft_examples, split_tasks
 
 
 def train(config: TrainConfig, split: dict[str, list[str]] | None = None):
     """Fine-tune ``config.model`` on the training split; returns the finished ``SFTTrainer``."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
     split = split or split_tasks(config.split_seed, config.eval_fraction, config.tasks or None)
@@ -46,8 +52,8 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None):
         bf16=config.bf16,
         **config.extra,
     )
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
-    model = AutoModelForCausalLM.from_pretrained(config.model)
+    tokenizer = load_tokenizer(config)
+    model = load_policy_model(config)
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
     try:
         trainer.train()

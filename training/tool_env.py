@@ -6,19 +6,27 @@ rollout, calls ``reset(**row)`` before generation, exposes every public method e
 starts a ``KernelOptEnv`` episode on the row's ``task`` (the row's prompt is already the env's
 observation) and appends how to submit; the one tool, ``submit_kernel(source)``, steps the env and
 returns its feedback, so the model can read the verdict and resubmit until the episode ends.
-Candidates are judged by the shared ``Evaluator`` in its worker processes, as in the env. Example::
+Submissions go through a ``JudgeQueue`` (``hawkeye_env/server/judge_queue.py``) over the shared
+``Evaluator``: calls that arrive together (TRL's async GRPO trainer runs each rollout's tools in
+its own thread) are judged in one ``evaluate_many`` batch. TRL's synchronous trainer calls tools one
+rollout after another, so there each batch holds one candidate. The factory is a top-level class
+(``EnvironmentFactory``) holding a store path, not an evaluator, so it pickles into the async
+trainer's rollout process, which then builds its own evaluator and queue. Example::
 
-    factory = make_environment_factory(Evaluator(ResultStore("verdicts.sqlite")), device="cuda", max_turns=4)
+    factory = EnvironmentFactory("runs/grpo/verdicts.sqlite", device="cuda", max_turns=4)
     GRPOTrainer(model, args=GRPOConfig(max_tool_calling_iterations=4, ...), train_dataset=rows,
                 environment_factory=factory)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.judge.evaluator import Evaluator
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
+from hawkeye_env.server.judge_queue import JudgeQueue
 
 SUBMIT_NOTE = """
 
@@ -39,10 +47,13 @@ class KernelOptToolEnv:
     when the model never submitted.
     """
 
-    def __init__(self, evaluator: Evaluator, device: str = "auto", context: str = "docs", max_turns: int = 4,
-                 target_speedup: float | None = None, context_budget_chars: int = 12_000):
-        self._env = KernelOptEnv(evaluator=evaluator, device=device, context=context, max_turns=max_turns,
-                                 target_speedup=target_speedup, context_budget_chars=context_budget_chars)
+    def __init__(self, judge: Evaluator | JudgeQueue, device: str = "auto", context: str = "docs", max_turns: int = 4,
+                 target_speedup: float | None = None, context_budget_chars: int = CONTEXT_BUDGET_CHARS):
+        self._judge = judge if isinstance(judge, JudgeQueue) else JudgeQueue(judge, device)
+        self._env = KernelOptEnv(evaluator=self._judge.evaluator, device=self._judge.device, context=context,
+                                 max_turns=max_turns, target_speedup=target_speedup,
+                                 context_budget_chars=context_budget_chars)
+        self.rewards: list[float] = []
         self._reward: float | None = None
         self._done = True
         self.turns = 0
@@ -50,7 +61,7 @@ class KernelOptToolEnv:
     def reset(self, task: str, **row) -> str:
         """Start an episode on ``task``; returns the tool note appended to the prompt."""
         self._env.reset(options={"task": task})
-        self._reward, self._done, self.turns = None, False, 0
+        self._reward, self._done, self.turns, self.rewards = None, False, 0, []
         return SUBMIT_NOTE
 
     def submit_kernel(self, source: str) -> str:
@@ -65,25 +76,66 @@ class KernelOptToolEnv:
         """
         if self._done:
             return "The episode is over: no more submissions are judged."
-        obs, reward, terminated, truncated, info = self._env.step(source)
+        candidate, verdict = self._env.prepare_step(source)
+        if verdict is None:
+            verdict = self._judge.judge(self._env.task_id, candidate)
+        obs, reward, terminated, truncated, info = self._env.finish_step(candidate, verdict)
         self._reward, self.turns = float(reward), self.turns + 1
+        self.rewards.append(float(reward))
         self._done = terminated or truncated
         end = " The episode is over." if self._done else f" Turns left: {self._env.max_turns - self.turns}."
         return f"{obs['feedback']}\nReward {reward:.3f}.{end}"
 
     def get_reward(self) -> float:
-        """The env's reward of the last submission (``NO_SUBMISSION_REWARD`` without one)."""
+        """The env's reward of the last submission (``NO_SUBMISSION_REWARD`` without one).
+
+        ``rewards`` keeps every submission's reward in order, for turn-level credit assignment
+        (Dr. Kernel's TRLOO: a turn's return against the leave-one-out mean of the group)."""
         return NO_SUBMISSION_REWARD if self._reward is None else self._reward
 
 
+@dataclass
+class EnvironmentFactory:
+    """A picklable zero-argument factory for ``GRPOTrainer(environment_factory=...)``.
+
+    Its environments share one ``JudgeQueue`` per process, built on the first call from ``store``
+    (a results-store path or ``":memory:"``) and ``timeout_s``; pickling keeps the settings only.
+    """
+
+    store: str = ":memory:"
+    device: str = "auto"
+    context: str = "docs"
+    max_turns: int = 4
+    target_speedup: float | None = None
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS
+    timeout_s: float = 300.0
+    workers: int | None = None
+
+    def __call__(self) -> KernelOptToolEnv:
+        return KernelOptToolEnv(self.judge(), self.device, self.context, self.max_turns, self.target_speedup,
+                                self.context_budget_chars)
+
+    def judge(self) -> JudgeQueue:
+        """This process's queue for the factory's settings."""
+        queue = getattr(self, "_queue", None)
+        if queue is None:
+            evaluator = Evaluator(ResultStore(self.store), EvalConfig(timeout_s=self.timeout_s))
+            queue = JudgeQueue(evaluator, self.device, self.workers)
+            object.__setattr__(self, "_queue", queue)
+        return queue
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_queue"}
+
+
 def make_environment_factory(evaluator: Evaluator, device: str = "auto", context: str = "docs", max_turns: int = 4,
-                             target_speedup: float | None = None) -> Callable[[], KernelOptToolEnv]:
-    """A zero-argument factory for ``GRPOTrainer(environment_factory=...)``, sharing ``evaluator``."""
-
-    def factory() -> KernelOptToolEnv:
-        return KernelOptToolEnv(evaluator, device, context, max_turns, target_speedup)
-
+                             target_speedup: float | None = None) -> EnvironmentFactory:
+    """An ``EnvironmentFactory`` judging with ``evaluator`` (its queue is built here, so this one
+    factory shares ``evaluator``; a pickled copy builds its own from the store path)."""
+    factory = EnvironmentFactory(evaluator.store.path or ":memory:", device, context, max_turns, target_speedup,
+                                 timeout_s=evaluator.config.timeout_s)
+    object.__setattr__(factory, "_queue", JudgeQueue(evaluator, device))
     return factory
 
 
-__all__ = ["NO_SUBMISSION_REWARD", "SUBMIT_NOTE", "KernelOptToolEnv", "make_environment_factory"]
+__all__ = ["NO_SUBMISSION_REWARD", "SUBMIT_NOTE", "EnvironmentFactory", "KernelOptToolEnv", "make_environment_factory"]

@@ -115,9 +115,11 @@ def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu", fn=
 
 def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     """Every CPU shape x ``SEEDS`` for solution, naive and reference (and ``candidate``), outputs
-    NaN-poisoned.
+    NaN-poisoned. A role the CPU cannot run (a Gluon solution: ``Unit.cpu_skip``) is left out of
+    ``results`` and listed in ``skipped`` with the reason.
 
-    Returns ``{"unit": name, "ok": bool, "results": {role: [case, ...]}}`` (cases as ``check_case``).
+    Returns ``{"unit": name, "ok": bool, "results": {role: [case, ...]}, "skipped": {role: reason}}``
+    (cases as ``check_case``).
     """
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
@@ -125,12 +127,13 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
 
     install_bf16_interpreter_fix()
+    skipped = {role: why for role in ROLES if (why := unit.cpu_skip(role))}
     with poisoned_empty():
-        fns = {role: None for role in ROLES} | ({"candidate": candidate} if candidate else {})
+        fns = {role: None for role in ROLES if role not in skipped} | ({"candidate": candidate} if candidate else {})
         results = {role: [check_case(unit, role, shape, seed, fn=fn) for shape in unit.cpu_shapes for seed in SEEDS]
                    for role, fn in fns.items()}
     ok = all(c["ok"] for cases in results.values() for c in cases) and bool(unit.cpu_shapes)
-    return {"unit": unit.name, "ok": ok, "results": results}
+    return {"unit": unit.name, "ok": ok, "results": results, "skipped": skipped}
 
 
 def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None, runner=None) -> list[dict]:
@@ -250,6 +253,8 @@ def _print_cpu(report: dict) -> None:
         worst = max((c["max_err_ratio"] for c in cases), default=0.0)
         line = f"{report['unit']:<20} {role:<10} {len(cases) - len(bad)}/{len(cases)} ok  worst err ratio {worst:.3g}"
         print(line + "".join(f"\n    {c['shape']} seed {c['seed']}: {c['reason']}" for c in bad))
+    for role, why in report.get("skipped", {}).items():
+        print(f"{report['unit']:<20} {role:<10} skipped: {why}")
 
 
 def _print_gpu(r: dict) -> None:

@@ -4,7 +4,8 @@ Every runnable unit is a package ``units/<name>/`` with the same files:
 
 - ``README.md``: the usage guide an agent reads (strategy, when it pays, how to call and splice it,
   traps, figures measured on our GPU);
-- ``kernel.py``: the documented solution callable (Triton), named in ``UNIT.solution``;
+- ``kernel.py``: the documented solution callable (Triton, or Gluon where ``UNIT.language`` says
+  so), named in ``UNIT.solution``;
 - ``naive.py``: the same computation without the strategy, named in ``UNIT.naive``;
 - ``reference.py``: a plain PyTorch reference, named in ``UNIT.reference``;
 - ``meta.py``: ``UNIT = Unit(...)``, this module's dataclass, which also says how to build inputs.
@@ -20,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 Shape = Mapping[str, int]
+GLUON_CPU_SKIP = ("Gluon kernels need a Hopper GPU; no interpreter (compiled for sm_90a by units.gluon_compile "
+                  "instead, run by `hawkeye units verify --device cuda`)")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ class Unit:
         flops / bytes_moved: counts at a shape, for TFLOP/s and TB/s metrics.
         runnable: False for on-paper slots (another architecture); ``why`` says why.
         why: for Hopper-only units, why they need Hopper; for on-paper slots, what hardware they need.
+        language: ``triton`` or ``gluon``, the language of the solution kernel. Gluon has no
+            interpreter: the CPU check skips a Gluon solution with ``GLUON_CPU_SKIP`` and
+            ``units.gluon_compile`` cross-compiles it for sm_90a instead (the cases named by
+            ``extra["compile_cases"]``); its naive counterpart and reference still run on CPU.
     """
 
     name: str
@@ -99,3 +106,8 @@ class Unit:
     runnable: bool = True
     why: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
+    language: str = "triton"
+
+    def cpu_skip(self, role: str) -> str:
+        """Why ``role``'s callable cannot run on the CPU (empty when it can)."""
+        return GLUON_CPU_SKIP if self.language == "gluon" and role == "solution" else ""

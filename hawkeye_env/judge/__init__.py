@@ -1,4 +1,4 @@
-"""The judge: candidate source in, ``Verdict`` out, across three kinds of process.
+"""The judge: candidate source in, ``Verdict`` out, across four kinds of process.
 
 Which module runs where (``tests/judge/test_trust_layout.py`` checks that no process imports
 another side's modules):
@@ -8,16 +8,25 @@ another side's modules):
   ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the allowlist, a fast first filter;
   its lists in ``static_allowlist``), ``sandbox``, ``standby``,
   ``isolation`` and ``output_capture`` (starting and watching sandboxed workers),
-  ``reply_check`` (every reply field against the parent's plan), ``references`` (float64 and
+  ``reply_check`` (every reply field against the parent's plan), ``replayed`` (a GPU verdict's
+  recording worker, plan checks and replay, in order), ``references`` (float64 and
   native references from the trials' seeds), ``checks`` and ``correctness`` (the comparison),
   ``roofline``, ``feedback``, ``store``, the parent half of ``baselines`` (``measure_missing``,
   the store), ``backends`` and ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
-  ``worker``, ``guards``, ``timing``, ``warmup``, ``cpu_backend``. What it reports is data the
-  parent validates; nothing it computes is trusted except, on CPU, the outputs themselves (the
-  interpreter runs kernels as Python, so a CPU verdict is a correctness filter).
+  ``worker``, ``guards``, ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
+  ``timing``, ``warmup``, ``cpu_backend``. What it reports is data the parent validates; nothing it
+  computes is trusted except, on CPU, the outputs themselves (the interpreter runs kernels as
+  Python, so a CPU verdict is a correctness filter).
+* **trusted replay** (CUDA; ``worker_entry`` -> ``replay.serve``; sandboxed, never imports
+  candidate Python nor the candidate worker's modules): ``replay`` (the plans' cubins loaded with
+  Triton's own loader, every trial and the timing run from the plans on the verdict's seeds),
+  ``timing``, ``warmup``. Its reply has the candidate worker's format and is checked the same way.
 * **baseline-only worker** (``worker_entry`` -> ``baselines.serve_baselines``; no candidate
   code, sandboxed too): ``baselines`` (timing half), ``timing``, ``warmup``.
 
-Shared by all (pure data and functions, no state): ``verdict``, ``inputs``, ``hawkeye_env.tasks``.
+Every started process: ``worker_entry`` and ``worker_process`` (set-up, lane lock, standby
+warm-up, framed replies). Shared by all (pure data and functions, no state): ``verdict``,
+``inputs``, ``launch_plan`` (what a plan is, and the parent's check of one), ``timing_plan``,
+``hawkeye_env.tasks``.
 """

@@ -4,10 +4,13 @@ Every consumer — ``hawkeye check``, the Gymnasium env, the evals, the training
 ``Evaluator.evaluate`` (or the module-level ``evaluate``). The flow:
 
 1. trusted parent: empty/prose/syntax checks and static rules (``static_checks.py``);
-2. a fresh worker process (``sandbox.py``) imports the candidate and returns raw observations
-   (``worker.py``): outputs, float64 references, guard findings, raw times;
-3. trusted parent: compares outputs in float64 (``correctness.py``), checks determinism, timed
-   outputs, roofline floors and clocks, then scores the verdict with ``reward.v1``;
+2. a fresh sandboxed worker process (``sandbox.py``) imports the candidate (``worker.py``): on CUDA
+   it records one launch plan per shape, which a trusted replay process runs for every trial and
+   for timing (``replayed.py``, ``replay.py``); on CPU it runs the trials itself; either way the
+   parent gets outputs, guard findings and raw times;
+3. trusted parent: compares outputs in float64 against its own references (``correctness.py``),
+   checks determinism, timed outputs, roofline floors and clocks, then scores the verdict with
+   ``reward``;
 4. the verdict is stored (``store.py``) under task, source hash, device, versions and config, so
    a repeated candidate is answered from the store.
 """
@@ -31,6 +34,7 @@ from hawkeye_env.judge import (
     correctness,
     isolation,
     references,
+    replayed,
     reply_check,
     roofline,
     sandbox,
@@ -317,47 +321,35 @@ class Evaluator:
 
     def _run(self, spec: TaskSpec, job: dict, shape: dict, cached_baselines: dict, v: Verdict,
              lane: Lane | None) -> None:
-        """Run ``job`` in a worker and decide ``v`` from its reply; ``cached_baselines`` are the
-        stored baseline entries (the job times the others)."""
+        """Judge ``job`` and decide ``v``: on CUDA from the trusted replay of the launch plans the
+        candidate's worker recorded (``replayed.py``), elsewhere from the worker's own reply;
+        ``cached_baselines`` are the stored baseline entries."""
         device = job["device"]
-        outcome = sandbox.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
-        v.profile = {"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
-        if outcome.reply is None:
-            v.stage = Stage.RUNTIME_ERROR
-            v.error = reply_check.bounded_text(f"{outcome.failure}: {outcome.detail}")
-            reported, problem = reply_check.progress_violations(outcome.violations)
-            v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reported]
+        if replayed.mode(device) == "replay":
+            reply = replayed.record_and_replay(job, spec.allowed_ops, self.config.timeout_s,
+                                               self._memory_limit_bytes(device), lane, v)
+        else:
+            outcome = sandbox.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
+            v.profile = {"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
+            reply = None if replayed.worker_failure(outcome, v) else outcome.reply
+            problem = reply_check.reply_problem(job, reply) if reply is not None else None
             if problem:
-                v.violations.append(Violation("forged_reply", f"progress report: {problem}"))
-            if v.violations:
-                v.stage = Stage.REJECTED
+                v.stage, v.violations, reply = Stage.REJECTED, [Violation("forged_reply", problem)], None
+            elif reply is not None and isinstance(reply.get("profile"), dict):
+                v.profile.update({f"worker.{k}": float(x) for k, x in reply["profile"].items()
+                                  if isinstance(x, (int, float)) and not isinstance(x, bool)})
+        if reply is None:
             return
-        problem = reply_check.reply_problem(job, outcome.reply)
-        if problem:
-            v.stage, v.violations = Stage.REJECTED, [Violation("forged_reply", problem)]
-            return
-        reported = outcome.reply.get("profile")
-        if isinstance(reported, dict):
-            v.profile.update({f"worker.{k}": float(x) for k, x in reported.items()
-                              if isinstance(x, (int, float)) and not isinstance(x, bool)})
         compare = time.monotonic()
         with _comparing_on(lane, device) as compare_device:  # a failure here is the judge's (evaluate)
             v.profile["compare_lane_wait_s"] = time.monotonic() - compare
-            self._read_reply(spec, job, outcome.reply, shape, compare_device, cached_baselines, v)
+            self._read_reply(spec, job, reply, shape, compare_device, cached_baselines, v)
         v.profile["compare_s"] = time.monotonic() - compare
 
     def _read_reply(self, spec, job, reply: dict, shape, compare_device: str, cached_baselines, v: Verdict) -> None:
         """Decide the verdict from the worker's reply (``reply_check`` found it fits the plan);
         outputs are compared on ``compare_device``."""
-        v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reply.get("violations", [])]
-        if reply["stage"] != "ok":
-            v.stage, v.error = Stage(reply["stage"]), reply_check.bounded_text(str(reply.get("error", "")))
-            v.compiled = v.stage not in (Stage.COMPILE_ERROR, Stage.NO_SOURCE)
-            if v.violations:
-                v.stage = Stage.REJECTED
-            return
-        if v.violations:
-            v.stage = Stage.REJECTED
+        if replayed.decided_by_reply(reply, v):
             return
         _fill_trial_references(spec, job, reply, compare_device)
         if not checks.check_trials(spec, job["trials"], reply["trials"], v, compare_device):

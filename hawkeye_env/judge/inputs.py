@@ -5,6 +5,13 @@ redrawn here from a named distribution with a per-trial seed, so no two trials (
 iterations) share values (REWARD_HACKS #7, #12). Integer tensors keep the task's values, drawn
 under the trial's seed. Floating parameters and buffers of the reference model are redrawn too, so
 a candidate cannot specialise to default initialisations such as all-ones norm weights (#13).
+
+A task may build its own trials instead (imported KernelBench tasks keep the structure their
+``get_inputs`` builds and their layers' initialisation scale, ``tasks/kernelbench_trials.py``):
+a task module's ``draw_inputs(shape, distribution, seed, device, draw_like)`` replaces
+``make_inputs``'s draws, a model's ``hawkeye_prepare_trial(distribution, generator, draw_like)``
+replaces ``randomize_parameters``' redraw, and an input list's ``refill_in_place(generator)``
+replaces ``refill``. Each receives ``draw_like``, so the distributions stay defined here.
 """
 
 from __future__ import annotations
@@ -54,7 +61,10 @@ def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
 
 
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
-    """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device``."""
+    """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device`` (or the task's
+    own ``draw_inputs``, module docstring)."""
+    if callable(getattr(module, "draw_inputs", None)):
+        return module.draw_inputs(dict(shape), distribution, seed, device, draw_like)
     torch.manual_seed(seed)
     generator = torch.Generator(device=device).manual_seed(seed)
     out = []
@@ -73,6 +83,9 @@ def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, d
     being four passes; H200 run of 2026-11-30). Every builder of a trial passes the same device,
     so worker, parent and baselines hold the same values."""
     generator = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
+    if callable(getattr(model, "hawkeye_prepare_trial", None)):
+        model.hawkeye_prepare_trial(distribution, generator, draw_like)
+        return
     with torch.no_grad():
         for t in list(model.parameters()) + list(model.buffers()):
             if t.is_floating_point():
@@ -85,7 +98,11 @@ FP8_DTYPES = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2", "float
 
 def refill(inputs: list, generator: torch.Generator) -> None:
     """Fresh standard-normal values in every floating input; fp8 tensors, which have no random
-    kernels, get float32 draws rounded to their format (every such draw is a finite code)."""
+    kernels, get float32 draws rounded to their format (every such draw is a finite code); inputs
+    that refill themselves (``refill_in_place``, module docstring) do."""
+    if callable(getattr(inputs, "refill_in_place", None)):
+        inputs.refill_in_place(generator)
+        return
     for x in inputs:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             continue

@@ -1,15 +1,16 @@
 """The OS sandbox around every worker process: bubblewrap, enforced by the kernel, not by Python.
 
-Every process that runs candidate code (a candidate's worker, a standby that will take one) and
-every baseline-only worker is started by ``launch`` as ``bwrap ... python -m
-hawkeye_env.judge.worker_entry``. Assume the candidate runs any Python and any system call its
-process allows; what still holds:
+Every process that runs candidate code (a candidate's worker, a standby that will take one, the
+trusted replay that runs a candidate's kernels) and every baseline-only worker is started by
+``launch`` as ``bwrap ... python -m hawkeye_env.judge.worker_entry``. Assume the candidate runs
+any Python and any system call its process allows; what still holds:
 
 Covered (each claim has a test in ``tests/judge/test_isolation.py``):
 
 * **files**: the whole file system is mounted read-only; the only writable folder is the
   worker's private scratch folder (its candidate file, Triton cache, reply file, ``HOME``), plus,
-  for trusted baseline workers only, their lane's compile caches. The results store, the package,
+  for trusted baseline workers and replays only, their lane's compile caches (a replay writes
+  Triton launchers built from validated signatures there, never a candidate's kernel). The results store, the package,
   every ``sys.path`` folder, ``/tmp`` and other workers' caches cannot be written. Other
   workers' scratch folders are hidden (an empty tmpfs over the folder that holds them all), and
   ``/dev/shm`` is a private, empty tmpfs. The user's cache and configuration folders and

@@ -12,8 +12,8 @@ def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
     be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict, not the candidate's)."""
     pairs: list[tuple[dict, str]] = []
     if device == "cpu" and not spec.cpu_shapes:
-        raise ValueError(f"task {spec.id} has no CPU shapes (too large for the interpreter): judge it with "
-                         "--device cuda")
+        why = spec.no_cpu_reason or "too large for the interpreter"
+        raise ValueError(f"task {spec.id} has no CPU shapes ({why}): judge it with --device cuda")
     if device == "cpu":
         pairs = [(dict(s), d) for s in spec.cpu_shapes for d in spec.distributions]
     else:

@@ -98,8 +98,9 @@ def _trials_problem(plan: list[dict], rows) -> str | None:
 
 
 def _finite(x, positive: bool) -> bool:
-    """A real number (not a bool), finite, and > 0 (``positive``) or >= 0."""
-    if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x):
+    """A real number (not a bool) within 1e300, finite, and > 0 (``positive``) or >= 0 (a pickle
+    carries integers past the float range, which ``float`` and ``math.isfinite`` raise on)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or abs(x) > 1e300 or not math.isfinite(x):
         return False
     return x > 0 if positive else x >= 0
 
@@ -134,37 +135,45 @@ def _timing_problem(plan: dict | None, timing) -> str | None:
         return "kept is not a list"
     most = attempts * int(plan["iters"])
     planned, _ = plan_iterations(int(plan["iters"]), int(plan["retries"]), int(plan["seed"]), int(plan.get("keep", 2)))
-    if sorted(k.get("refills") for k in kept if isinstance(k, dict)) != [g + 1 for g in planned]:
-        return "kept iterations are not the ones the plan picks"
     counts = set()
     for k in kept:
         if not isinstance(k, dict):
             return "a kept iteration is not a dict"
         refills = k.get("refills")
         if not isinstance(refills, int) or isinstance(refills, bool) or not 1 <= refills <= most:
-            return f"kept iteration at refill {refills!r}, outside 1..{most}"
+            shown = refills if isinstance(refills, int) and abs(refills) < 10**12 else type(refills).__name__
+            return f"kept iteration at refill {shown}, outside 1..{most}"
         problem = _outputs_problem(k.get("outputs"), "kept iteration", None)
         if problem:
             return problem
         counts.add(len(k["outputs"]))
+    if sorted(k["refills"] for k in kept) != [g + 1 for g in planned]:
+        return "kept iterations are not the ones the plan picks"
     return None if len(counts) <= 1 else "kept iterations disagree on their number of outputs"
 
 
-def reply_problem(job: dict, reply) -> str | None:
-    """Why ``reply`` does not fit ``job`` (None when it does); see the module docstring."""
+def _head_problem(reply) -> str | None:
+    """The fields every reply has: a dict with a known stage, a text error, a numeric profile and
+    well-formed violations."""
     if not isinstance(reply, dict):
         return f"the reply is {type(reply).__name__}, not a dict"
     stage = reply.get("stage")
     if stage not in STAGES:
-        return f"unknown stage {str(stage)[:40]!r}"
+        return f"unknown stage {stage[:40]!r}" if isinstance(stage, str) else \
+            f"unknown stage (a {type(stage).__name__})"
     if not isinstance(reply.get("error", ""), str):
         return "error is not a string"
     profile = reply.get("profile", {})
     if not isinstance(profile, dict) or not all(_finite(x, False) for x in profile.values()
                                                 if isinstance(x, (int, float))):
         return "the profile is not a dict of finite numbers"
-    problem = _violations_problem(reply.get("violations", []))
-    if problem or stage != "ok" or reply.get("violations"):
+    return _violations_problem(reply.get("violations", []))
+
+
+def reply_problem(job: dict, reply) -> str | None:
+    """Why ``reply`` does not fit ``job`` (None when it does); see the module docstring."""
+    problem = _head_problem(reply)
+    if problem or reply["stage"] != "ok" or reply.get("violations"):
         return problem
     problem = _trials_problem(job["trials"], reply.get("trials"))
     if problem:
@@ -175,4 +184,26 @@ def reply_problem(job: dict, reply) -> str | None:
     return _timing_problem(job.get("timing"), reply.get("timing"))
 
 
-__all__ = ["MAX_TEXT_CHARS", "bounded_text", "progress_violations", "reply_problem"]
+def record_problem(job: dict, reply) -> str | None:
+    """Why a recording worker's ``reply`` does not fit its ``job`` (``replayed.py``): the common
+    fields, then no trial rows and no timing, and one entry per recording trial, each either
+    ``{"refused": text}`` or ``{"plan": dict, "kernels": list}`` (the plans themselves are checked
+    by ``launch_plan.plan_problem``)."""
+    problem = _head_problem(reply)
+    if problem or reply["stage"] != "ok" or reply.get("violations"):
+        return problem
+    if reply.get("trials") or reply.get("timing"):
+        return "a recording reply with trial rows or timing"
+    plans = reply.get("plans")
+    if not isinstance(plans, list) or len(plans) != len(job["trials"]):
+        return f"{len(plans) if isinstance(plans, list) else 'no'} plans for {len(job['trials'])} recording trials"
+    for i, entry in enumerate(plans):
+        if isinstance(entry, dict) and set(entry) == {"refused"} and isinstance(entry["refused"], str):
+            entry["refused"] = bounded_text(entry["refused"], 2000)
+            continue
+        if not (isinstance(entry, dict) and set(entry) == {"plan", "kernels"}):
+            return f"plan {i} is neither a plan with kernels nor a refusal"
+    return None
+
+
+__all__ = ["MAX_TEXT_CHARS", "bounded_text", "progress_violations", "record_problem", "reply_problem"]

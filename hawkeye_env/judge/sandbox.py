@@ -67,6 +67,7 @@ from hawkeye_env.judge.output_capture import (  # noqa: F401 - re-exported: the 
     WorkerOutput,
     plain_text,
 )
+from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
 
 POLL_S = 0.05
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
@@ -89,6 +90,8 @@ OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
 # The candidate worker's entry point, named rather than imported: the parent never imports the
 # worker's modules (``hawkeye_env/judge/__init__.py`` lists which module runs where).
 WORKER_TARGET = "hawkeye_env.judge.worker:serve"
+# The trusted replay of a candidate's launch plans (``replay.py``): no candidate code runs in it.
+REPLAY_TARGET = "hawkeye_env.judge.replay:serve"
 # Set to a folder, every worker profiles its job with cProfile and writes the statistics there.
 PROFILE_ENV = "HAWKEYE_PROFILE_DIR"
 
@@ -129,7 +132,26 @@ def candidate_lane_fields(lane: Lane) -> dict:
     return {"gpu": lane.gpu}
 
 
-def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None) -> Outcome:
+def lane_fields(serve, lane: Lane) -> dict:
+    """What a process started for ``serve`` learns of its lane: a candidate its GPU only
+    (``candidate_lane_fields``); the trusted replay its GPU and the lane's compile caches, where
+    Triton's launchers, built from validated signatures, are shared between replays."""
+    if target_name(serve) == REPLAY_TARGET:
+        return lane.job_fields()
+    return candidate_lane_fields(lane)
+
+
+def lane_writable(serve, lane: Lane | None) -> tuple[str, ...]:
+    """Folders bound read-write into a process started for ``serve``: the lane's compile caches
+    for the trusted replay, nothing for a candidate worker."""
+    if lane is None or lane.cache_dir is None or target_name(serve) != REPLAY_TARGET:
+        return ()
+    os.makedirs(lane.cache_dir, exist_ok=True)
+    return (lane.cache_dir,)
+
+
+def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
+                  serve: str = WORKER_TARGET) -> Outcome:
     """Run ``job`` in a fresh sandboxed worker process and return its decoded reply or failure.
 
     The worker writes the candidate into its private scratch folder (``isolation.launch``), which
@@ -139,17 +161,18 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     are on (``standby.py``; by default) the job goes to a worker that has already set up this
     lane, and a replacement is started for the next job. What the worker printed comes back in
     ``Outcome.output_tail`` and, for a failed candidate, in the failure's detail or the reply's
-    error (``with_output``).
+    error (``with_output``). ``serve`` is ``WORKER_TARGET`` (a candidate) or ``REPLAY_TARGET``
+    (the trusted replay of its launch plans).
     """
     from hawkeye_env.judge import standby
 
-    serve = WORKER_TARGET
     if lane is not None:
-        job = {**job, "lane": candidate_lane_fields(lane)}
+        job = {**job, "lane": lane_fields(serve, lane)}
     ready = None
     if standby.enabled(job["device"]):
         ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
-    started = ready.handoff() if ready is not None else start_process(serve, job["device"], memory_limit_bytes)
+    started = ready.handoff() if ready is not None else start_process(
+        serve, job["device"], memory_limit_bytes, writable=lane_writable(serve, lane))
     scratch = started[1].scratch
     job = {**job, "workdir": scratch, "reply_path": os.path.join(scratch, REPLY_FILE)}
     if os.environ.get(PROFILE_ENV):
@@ -313,7 +336,10 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                 except ValueError as exc:
                     return failed("bad_reply", str(exc))
                 continue
-            violations = list(message.get("violations", []))
+            reported = message.get("violations", [])
+            if not isinstance(reported, list):  # honest workers send lists; the items are checked later
+                return failed("bad_reply", "a progress report's violations are not a list")
+            violations = list(reported)
     finally:
         parent.close()
         kill(proc)
@@ -340,6 +366,8 @@ def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
             raise ValueError("reply file is not a regular file")
         if limit_bytes and st.st_size > limit_bytes:
             raise ValueError(f"reply file of {st.st_size / 2**30:.1f} GiB exceeds the memory limit")
+        _refuse_deep(f)
+        f.seek(0)
         try:
             message = torch.load(f, weights_only=True)
         except Exception as exc:
@@ -349,8 +377,18 @@ def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
     return message, st.st_size
 
 
+def _refuse_deep(payload) -> None:
+    """``ValueError`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``: building
+    it would overflow the parent's C stack (``pickle_depth.py``)."""
+    depth = nesting_depth(payload)
+    if depth > MAX_MESSAGE_DEPTH:
+        raise ValueError(f"worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}")
+
+
 def decode_message(payload: bytes) -> dict:
-    """A worker message: ``torch.load(weights_only=True)`` of a dict, or ``ValueError``."""
+    """A worker message: ``torch.load(weights_only=True)`` of a dict nested at most
+    ``MAX_MESSAGE_DEPTH`` deep, or ``ValueError``."""
+    _refuse_deep(payload)
     try:
         message = torch.load(io.BytesIO(payload), weights_only=True)
     except Exception as exc:

@@ -54,8 +54,9 @@ class Standby:
     process and output file."""
 
     def __init__(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int):
-        fields = sandbox.candidate_lane_fields(lane) if lane is not None else {}
-        self.conn, self.proc, self.output = sandbox.start_process(serve, device, memory_limit_bytes, fields)
+        fields = sandbox.lane_fields(serve, lane) if lane is not None else {}
+        self.conn, self.proc, self.output = sandbox.start_process(serve, device, memory_limit_bytes, fields,
+                                                                  writable=sandbox.lane_writable(serve, lane))
         self.failure = ""
         self.setup_s = 0.0
         self.ready = threading.Event()
@@ -136,6 +137,20 @@ class StandbyPool:
             standby.discard()
             return None
         return standby
+
+    def prime(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> None:
+        """Start a standby for this key if none is idle, so it warms up while the caller does other
+        work (a GPU verdict primes its replay while its candidate's worker records)."""
+        key = (sandbox.target_name(serve), device, lane, memory_limit_bytes)
+        with self._lock:
+            if self._pid != os.getpid():
+                self._idle, self._pid = {}, os.getpid()
+            queue = self._idle.setdefault(key, [])
+            if not queue:
+                try:
+                    queue.append(Standby(serve, device, lane, memory_limit_bytes))
+                except OSError:
+                    pass
 
     def idle(self) -> int:
         """Standbys started and not yet taken (in this process)."""

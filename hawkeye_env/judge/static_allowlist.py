@@ -16,6 +16,12 @@ IMPORTABLE: frozenset[str] = frozenset(
         "triton.language.extra", "triton.language.extra.libdevice", "triton.language.extra.cuda",
         "triton.language.extra.cuda.libdevice", "triton.tools", "triton.tools.tensor_descriptor",
         "math", "typing", "__future__", "dataclasses",
+        # Gluon (Hopper's TMA, mbarriers, wgmma and warp specialization written by hand)
+        "triton.experimental", "triton.experimental.gluon", "triton.experimental.gluon.language",
+        "triton.experimental.gluon.language.nvidia", "triton.experimental.gluon.language.nvidia.hopper",
+        "triton.experimental.gluon.language.nvidia.hopper.tma",
+        "triton.experimental.gluon.language.nvidia.hopper.mbarrier",
+        "triton.experimental.gluon.nvidia", "triton.experimental.gluon.nvidia.hopper",
     }
 )
 
@@ -85,13 +91,47 @@ MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
     "typing": _names("Any Callable ClassVar Dict Final Iterable List Literal Optional Sequence Tuple Union"),
     "dataclasses": _names("dataclass field fields replace asdict astuple"),
     "__future__": _names("annotations"),
+    # Gluon: the public names of these modules in triton 3.6 (the H200's) and 3.9, less typing
+    # helpers, IR internals, the AMD and Blackwell-only submodules and 3.6's ``thread_barrier``
+    # (gone in 3.9, where the tests check every listed name exists).
+    "triton.experimental": _names("gluon"),
+    "triton.experimental.gluon": _names("aggregate constexpr_function jit language must_use_result nvidia"),
+    "triton.experimental.gluon.language": _names("""
+        AutoLayout BlockedLayout CachePolicy CoalescedLayout DistributedLinearLayout DotOperandLayout
+        NVMMADistributedLayout NVMMASharedLayout PaddedSharedLayout SharedLinearLayout SliceLayout
+        SwizzledSharedLayout abs add aggregate_replace allocate_shared_memory arange associative_scan
+        assume atomic_add atomic_and atomic_cas atomic_load atomic_max atomic_min atomic_or atomic_poll
+        atomic_store atomic_xchg atomic_xor barrier base_type bfloat16 block_type broadcast cast cdiv
+        ceil clamp constexpr convert_layout cos cumprod cumsum device_assert device_print
+        distributed_type div_rn dot_fma dtype erf exp exp2 expand_dims expect_zero fdiv float16
+        float32 float64 float8e4b15 float8e4b8 float8e4nv float8e5 float8e5b16 floor fma fp4_to_fp full
+        full_like gather histogram inline_asm_elementwise int1 int16 int32 int64 int8 join load log log2
+        map_elementwise max max_constancy max_contiguous maximum min minimum mul multiple_of num_ctas
+        num_programs num_warps nvidia permute pointer_type program_id ravel reduce reduce_or reshape
+        rsqrt set_auto_layout shared_memory_descriptor shared_memory_descriptor_type sin split sqrt
+        sqrt_rn static_assert static_print static_range store sub sum tensor
+        to_linear_layout to_tensor tuple tuple_type uint16 uint32 uint64 uint8 umulhi void
+        warp_specialize where xor_sum zeros zeros_like"""),
+    "triton.experimental.gluon.language.nvidia": _names("hopper"),
+    "triton.experimental.gluon.language.nvidia.hopper": _names("""
+        CachePolicy fence_async_shared mbarrier mma_v2 tma warpgroup_mma
+        warpgroup_mma_accumulator warpgroup_mma_accumulator_type warpgroup_mma_init warpgroup_mma_wait"""),
+    "triton.experimental.gluon.language.nvidia.hopper.tma": _names("""
+        NVMMASharedLayout async_atomic_add async_atomic_and async_atomic_max async_atomic_min
+        async_atomic_or async_atomic_xor async_copy_global_to_shared async_copy_shared_to_global async_load
+        async_store make_tensor_descriptor store_wait tensor_descriptor tensor_descriptor_type"""),
+    "triton.experimental.gluon.language.nvidia.hopper.mbarrier": _names(
+        "MBarrierLayout allocate_mbarrier arrive expect init invalidate wait"),
+    "triton.experimental.gluon.nvidia": _names("hopper"),
+    "triton.experimental.gluon.nvidia.hopper": _names("NVMMASharedLayout TensorDescriptor"),
 }
 # libdevice modules hold only extern math functions (a test checks it): any lowercase name.
 LIBDEVICE_MODULES = frozenset({"triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"})
 LIBDEVICE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 # Attribute names allowed on values that are not modules: tensors, dtypes, devices, TMA
-# descriptors, Triton configs and kernels, containers and strings, nn.Module helpers.
+# descriptors, Triton configs and kernels, Gluon layouts and shared-memory descriptors, containers
+# and strings, nn.Module helpers.
 OBJECT_ATTRIBUTES: frozenset[str] = _DTYPES | _names("""
     shape stride dtype device is_contiguous contiguous view reshape numel size dim ndim t T mT to
     flatten permute transpose unsqueeze squeeze expand expand_as view_as reshape_as element_size
@@ -103,7 +143,8 @@ OBJECT_ATTRIBUTES: frozenset[str] = _DTYPES | _names("""
     trans broadcast_to expand_dims cast
     weight bias eps training register_buffer register_parameter parameters forward
     append extend insert pop items keys values get update setdefault count join split strip
-    startswith endswith replace lower upper args""")
+    startswith endswith replace lower upper args
+    nbytes block_type slice layout get_default_for bit_length""")
 
 ALLOWED_BUILTINS: frozenset[str] = _names("""
     range len min max abs sum round divmod pow isinstance issubclass int float bool str tuple list

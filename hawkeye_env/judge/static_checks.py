@@ -82,7 +82,7 @@ class Finding:
 
 _UNITS_ROOT = Path(__file__).resolve().parents[2] / "units"
 # Files of a unit that are not kernel modules (references, metadata, the package's exports).
-_UNIT_NON_KERNEL_FILES = frozenset({"__init__.py", "meta.py", "naive.py", "reference.py"})
+_UNIT_NON_KERNEL_FILES = frozenset({"__init__.py", "meta.py", "naive.py", "reference.py", "compile_cases.py"})
 
 
 def _top_level_names(path: Path) -> frozenset[str]:
@@ -99,11 +99,12 @@ def _top_level_names(path: Path) -> frozenset[str]:
 
 @cache
 def _unit_modules() -> dict[str, frozenset[str]]:
-    """``units.<unit>.<module>`` kernel modules (and ``units.block_scaled_fp4``) with their public
-    names, plus the packages leading to them; harness, index, inputs and spec stay out (#4)."""
+    """``units.<unit>.<module>`` kernel modules (and ``units.block_scaled_fp4``, ``units.gluon_compat``)
+    with their public names, plus the packages leading to them; harness, index, inputs, spec, the
+    Gluon compile helpers and each unit's compile cases stay out (#4)."""
     found: dict[str, frozenset[str]] = {}
     files = [p for p in _UNITS_ROOT.glob("*/*.py") if p.name not in _UNIT_NON_KERNEL_FILES]
-    files += [p for p in [_UNITS_ROOT / "block_scaled_fp4.py"] if p.is_file()]
+    files += [p for p in [_UNITS_ROOT / "block_scaled_fp4.py", _UNITS_ROOT / "gluon_compat.py"] if p.is_file()]
     packages: dict[str, set[str]] = {"units": set()}
     for path in sorted(files):
         try:

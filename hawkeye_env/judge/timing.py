@@ -79,12 +79,21 @@ def _stats(samples: list[float]) -> tuple[float, float]:
     return median, statistics.pstdev(samples) / mean if mean > 0 else 0.0
 
 
+def _cloned(out):
+    """A kept output, copied: outputs may live in storages that ``between`` scrubs."""
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (list, tuple)):
+        return type(out)(_cloned(o) for o in out)
+    return out
+
+
 def _median_or_none(samples: list[float]) -> float | None:
     return statistics.median(samples) if samples else None
 
 
 def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: int = 2, guarded=None,
-                  hide_launch: bool = True) -> dict:
+                  hide_launch: bool = True, between=None) -> dict:
     """Time ``fn(*inputs)`` on CUDA: device time with the host launch kept out (module docstring).
 
     Args:
@@ -102,6 +111,9 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         hide_launch: queue a GPU spin (``spin_cycles`` of the median warm-up enqueue) before the
             start event of every iteration but the clock checks; False times the whole call,
             host launch included, in every iteration.
+        between: optional ``between()`` called after every warm-up call and timed iteration, once
+            the device is synchronized and the outputs kept: outside the timed window (the
+            replay's ``PlanRunner.reset``).
 
     Returns:
         dict with
@@ -143,6 +155,8 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         if calls:  # the first call may compile
             enqueues.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
+        if between is not None:
+            between()
         calls += 1
     spin = spin_cycles(statistics.median(enqueues) if enqueues else 0.0) if hide_launch else 0
 
@@ -175,8 +189,11 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
                 events.append(start.elapsed_time(end))
                 walls.append(wall)
             if position in kept_at:
-                kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], out))
+                kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], _cloned(out)))
                 kept_refills.append(position + 1)
+            if between is not None:
+                del out
+                between()
         rounds.append((*_stats(events), events, walls))
         if sum(cv <= CV_GATE for _, cv, _, _ in rounds) >= TIMING_ROUNDS:
             break

@@ -41,6 +41,8 @@ VIOLATION_CODES: dict[str, str] = {
     "timing_escape": "host wall clock far exceeds device events: work escaped the timed stream (#3)",
     "nondeterministic": "two runs on the same inputs disagree beyond tolerance (#16)",
     "forged_reply": "the worker's reply or messages do not fit the judge's plan: written by the candidate (#20)",
+    "invalid_plan": "the recorded launch plan is malformed or breaks the task's rules (#20, #8)",
+    "state_mutated": "forward changed a parameter or a tensor made before it: state that outlives the call (#7)",
 }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from hawkeye_env.judge import isolation
+from hawkeye_env.judge.replayed import mode as replay_mode
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION
 
@@ -58,6 +59,7 @@ def software_versions(device: str, task: TaskSpec | None = None) -> dict[str, st
         versions["triton"] = "missing"
     versions["reward"] = REWARD_VERSION
     versions["sandbox"] = isolation.mode()
+    versions["replay"] = replay_mode(device)
     if device == "cuda":
         versions["gpu"] = torch.cuda.get_device_name()
         versions["cuda"] = str(torch.version.cuda)

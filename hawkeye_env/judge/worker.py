@@ -1,47 +1,34 @@
 """The worker: the only process that imports candidate code.
 
 ``run_job`` receives a job (task, candidate source, trials, timing plan) from the parent, imports
-the candidate from a private file, runs it and the reference on fresh inputs in the order each
-trial asks for, and returns raw material only: outputs, float64 reference outputs, raw times and
-what the guards saw. It decides nothing; ``evaluator.py`` in the parent does. Replies are encoded
+the candidate from a private file, and returns raw material only: on CUDA (``record`` jobs) the
+launch plan of one guarded forward per shape, recorded on seeds the verdict's replay never uses
+(``plan_recorder.py``); elsewhere the outputs of every trial, run beside the reference in the order
+each trial asks for, and raw times where the job asks for timing; and what the guards saw. It
+decides nothing; the parent does (``evaluator.py``, ``replayed.py``). Replies are encoded
 with ``torch.save`` and decoded by the parent with ``weights_only=True``, so nothing the worker
 sends can execute code in the parent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import io
 import os
-import resource
 import sys
 import tempfile
 import time
 import traceback
 
 import torch
-import torch.utils.deterministic
 
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
+from hawkeye_env.judge.worker_process import enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
-
-
-def _setup(device: str, memory_limit_bytes: int) -> None:
-    if device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-        torch.set_num_threads(1)
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
-
-        install_bf16_interpreter_fix()
-        if memory_limit_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
-    torch.set_grad_enabled(False)
-    # Poisoned allocations: with deterministic algorithms on (only around candidate calls),
-    # torch.empty fills floats with NaN and integers with their max value (REWARD_HACKS #1, #16).
-    torch.utils.deterministic.fill_uninitialized_memory = True
 
 
 def _import_candidate(source: str, name: str, folder: str | None):
@@ -87,6 +74,8 @@ class _Run:
         self.name = job["module_name"]
         self.counter = guards.LaunchCounter()
         self.counter.install()
+        if self.device == "cuda":
+            install_launch_hooks()
         self.snapshot = guards.JudgeSnapshot()
         self.violations: list[list[str]] = []
         self.candidate = None
@@ -120,22 +109,23 @@ class _Run:
         self.models.append(new)
         return ref.to(self.device), new
 
-    def call_candidate(self, model, inputs: list) -> list:
-        """One guarded candidate forward with poisoned allocations."""
+    def call_candidate(self, model, inputs: list, recorder: PlanRecorder | None = None) -> list:
+        """One guarded candidate forward with poisoned allocations (``recorder``: recording its
+        launch plan too)."""
         started = time.monotonic()
         try:
-            return self._call_candidate(model, inputs)
+            return self._call_candidate(model, inputs, recorder)
         finally:
             self.spent("candidate_calls_s", started)
             if "first_candidate_call_s" not in self.profile:
                 self.profile["first_candidate_call_s"] = time.monotonic() - started
 
-    def _call_candidate(self, model, inputs: list) -> list:
+    def _call_candidate(self, model, inputs: list, recorder: PlanRecorder | None) -> list:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = guards.thread_count()
         torch.use_deterministic_algorithms(True, warn_only=True)
         try:
-            with guards.recording(self.counter) as rec:
+            with guards.recording(self.counter) as rec, (recorder or contextlib.nullcontext()):
                 outs = _as_list(model(*inputs))
                 if self.device == "cuda":
                     torch.cuda.synchronize()
@@ -207,6 +197,26 @@ class _Run:
             }
         return row
 
+    def record(self, t: dict) -> dict:
+        """Record the launch plan of one forward on the trial's inputs (CUDA; ``launch_plan.py``):
+        ``{"plan": ..., "kernels": [...]}``, or ``{"refused": reason}`` when the forward cannot be
+        replayed. The trial's seed is not one the verdict's replay uses."""
+        shape, dist, seed = t["shape"], t["distribution"], t["seed"]
+        ref, new = self.build(shape, dist, seed)
+        inputs = make_inputs(self.task, shape, dist, seed, self.device)
+        expected = ref.state_dict()
+        params = {k: v for k, v in new.state_dict(keep_vars=True).items() if k in expected}
+        for k, v in params.items():
+            if v.shape != expected[k].shape or not torch.equal(v.detach(), expected[k].to(v.dtype)):
+                return {"refused": f"parameter {k} differs from the reference's after loading the state dict "
+                                   "(a load hook changed it): derive weights inside forward"}
+        recorder = PlanRecorder(inputs, params)
+        outs = self.call_candidate(new, inputs, recorder)
+        try:
+            return {"plan": recorder.plan(outs), "kernels": recorder.kernels}
+        except NotReplayable as exc:
+            return {"refused": str(exc)}
+
     def timing(self, plan: dict) -> dict:
         """Time the candidate (guarded) with ``timing.time_callable``. Baselines are never timed
         here: a process that ran candidate code could slow them down (baseline-only workers,
@@ -235,6 +245,8 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
     ``exclusive`` around the timed section, ``none`` once the GPU work is done (``lanes.py``).
     """
     reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
+    if job.get("record"):
+        reply["plans"] = []
     profile = reply["profile"]
     clock = time.monotonic()
 
@@ -257,7 +269,10 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
         return reply
     try:
         for t in job["trials"]:
-            reply["trials"].append(run.trial(t))
+            if job.get("record"):
+                reply["plans"].append(run.record(t))
+            else:
+                reply["trials"].append(run.trial(t))
             lap("trials_gpu_shape_s" if t["shape"] == dict(run.spec.gpu_shapes[0]) else "trials_small_shape_s")
             if run.violations:
                 break
@@ -280,191 +295,11 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
     return reply
 
 
-def _send(conn, message: dict) -> None:
-    buf = io.BytesIO()
-    torch.save(message, buf)
-    conn.send_bytes(buf.getvalue())
 
-
-def _pin_gpu(gpu: int) -> int:
-    """Show this worker only visible GPU ``gpu`` (an index into the parent's visible devices), as
-    device 0, and return the index to use. Called before CUDA is initialised, so the candidate
-    cannot reach another GPU, where its work would escape this GPU's timer and synchronisation
-    (REWARD_HACKS #3). If CUDA were already initialised the variable would be ignored: then the
-    GPU is only selected."""
-    if torch.cuda.is_initialized():
-        return gpu
-    visible = [s.strip() for s in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if s.strip()]
-    os.environ["CUDA_VISIBLE_DEVICES"] = visible[gpu] if gpu < len(visible) else str(gpu)
-    return 0
-
-
-def _lane_request(conn, mode: str) -> None:
-    """Ask the parent for the GPU lock in ``mode`` and wait until it says go."""
-    import json
-
-    _send(conn, {"kind": "lane_request", "mode": mode})
-    answer = json.loads(conn.recv_bytes().decode("utf-8"))
-    if not answer.get("go"):
-        raise RuntimeError(f"lane {mode} refused: {answer}")
-
-
-def _prepare_lane(device: str, memory_limit_bytes: int, lane_info: dict) -> int | None:
-    """Set the process up for ``device`` and its lane without touching CUDA: cache folders,
-    interpreter or GPU pinning. Returns the GPU index to select (None: the default)."""
-    os.environ.update({str(k): str(v) for k, v in (lane_info.get("env") or {}).items()})
-    _setup(device, memory_limit_bytes)
-    if device == "cuda" and lane_info.get("gpu") is not None:
-        return _pin_gpu(int(lane_info["gpu"]))
-    return None
-
-
-def _take_gpu(conn, device: str, index: int | None):
-    """On CUDA, wait for the shared lane lock, then create the CUDA context on GPU ``index``.
-    Returns ``(lane, wait_s)``: the function that asks the parent for a lock mode, and the
-    seconds spent waiting for it."""
-    if device != "cuda":
-        return (lambda mode: None), 0.0
-    lane = lambda mode: _lane_request(conn, mode)  # noqa: E731
-    waiting = time.monotonic()
-    lane("shared")
-    wait_s = time.monotonic() - waiting
-    torch.cuda.init()
-    if index is not None:
-        torch.cuda.set_device(index)
-    return lane, wait_s
-
-
-def enter_lane(conn, device: str, memory_limit_bytes: int, lane_info: dict):
-    """``_prepare_lane`` then ``_take_gpu``: the shared lane lock is held before the first CUDA
-    call. Returns ``(lane, wait_s)``."""
-    return _take_gpu(conn, device, _prepare_lane(device, memory_limit_bytes, lane_info))
-
-
-def _warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict):
-    """A standby's set-up before any job exists (``warmup.py``): host imports with no lock held,
-    then under the shared lock the CUDA context and the device warm-up, giving the lock back
-    between steps so a queued timed section goes first; the lock is dropped at the end. Returns
-    ``(lane, spent)``: the lock-request function and the seconds of each step and of the lock
-    waits, for the verdict's profile."""
-    index = _prepare_lane(device, memory_limit_bytes, standby_lane)
-    # Imported only now: on CPU, _prepare_lane has set TRITON_INTERPRET, which triton must see
-    # before the warm-up kernel is defined.
-    from hawkeye_env.judge.warmup import warm_device, warm_host
-
-    spent = warm_host()
-    started = time.monotonic()
-    lane, wait_s = _take_gpu(conn, device, index)
-    spent["context_s"] = time.monotonic() - started - wait_s
-    waits = [wait_s]
-
-    def checkpoint() -> None:
-        waiting = time.monotonic()
-        lane("shared")
-        waits.append(time.monotonic() - waiting)
-
-    spent.update(warm_device(device, checkpoint))
-    lane("none")
-    spent["lock_wait_s"] = sum(waits)
-    return lane, spent
-
-
-def _flush_output() -> None:
-    """Push what Python and C stdio buffered to file descriptors 1 and 2 (the worker's output file,
-    ``worker_entry.redirect_output``): before ``ready``, after which a standby's warm-up output is
-    dropped, and before the final reply, after which the worker is killed."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001 - a candidate may have replaced or closed the stream
-            pass
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).fflush(None)
-    except BaseException:  # noqa: BLE001 - best effort
-        pass
-
-
-def _send_final(conn, reply: dict, path: str | None) -> None:
-    """The final reply: written to ``path`` (a file the parent named, in the candidate's scratch
-    folder, on ``/dev/shm`` when it has room) and announced with a small message, so gigabytes of
-    GPU-shape outputs and references are written once and read once instead of being copied
-    through the pipe in small chunks; through the pipe when there is no path or the file cannot be
-    written (a full disk)."""
-    if path:
-        try:
-            torch.save({"kind": "final", **reply}, path)
-            _send(conn, {"kind": "final", "reply_file": True})
-            return
-        except OSError:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-    _send(conn, {"kind": "final", **reply})
-
-
-def _profiled(job: dict, report, lane) -> dict:
-    """``run_job`` under cProfile, its statistics written to ``<profile_dir>/<task>-<pid>.prof``
-    (``sandbox.PROFILE_ENV``: a diagnostic of where a verdict's worker time goes, read with
-    ``pstats``; written by the candidate's process, so never part of a verdict)."""
-    import cProfile
-
-    profiler = cProfile.Profile()
-    reply = profiler.runcall(run_job, job, report, lane)
-    try:
-        os.makedirs(job["profile_dir"], exist_ok=True)
-        profiler.dump_stats(os.path.join(job["profile_dir"], f"{job['task']}-{os.getpid()}.prof"))
-    except OSError:
-        pass
-    return reply
+# Names the tests and older callers use for the shared plumbing.
+_send, _lane_request = send, lane_request
 
 
 def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None = None) -> None:
-    """Process entry point: read one job (JSON bytes), send progress and the final reply as
-    ``torch.save`` bytes, then exit at once so no candidate finaliser (``__del__``, atexit) runs.
-
-    On CUDA the worker pins its lane's GPU and waits for the shared lane lock before anything
-    touches CUDA; the lane's cache folders are set before anything compiles.
-
-    With ``standby_lane`` (``standby.py``) the worker sets up that lane before any job exists
-    (``_warm_standby``: imports unlocked, then its CUDA context, cuBLAS and Triton's runtime under
-    the shared lock), drops the lock, says ``ready`` and only then reads its one job, retaking the
-    shared lock before it runs it. No candidate code has run in it before that job.
-
-    Its stdout and stderr were pointed at a private file before this runs (``sandbox``'s
-    ``redirect_output``); both are flushed before ``ready`` and before the final reply.
-    """
-    import json
-
-    started = time.monotonic()
-    profile: dict[str, float] = {}
-    if standby_lane is not None:
-        lane, warmed = _warm_standby(conn, device, memory_limit_bytes, standby_lane)
-        profile.update({f"standby.{k}": v for k, v in warmed.items()})
-        _flush_output()
-        _send(conn, {"kind": "ready", "setup_s": time.monotonic() - started - warmed["lock_wait_s"]})
-        try:
-            job = json.loads(conn.recv_bytes().decode("utf-8"))
-        except (EOFError, OSError):  # discarded unused (the parent's pool shut down): exit quietly
-            os._exit(0)
-        started = time.monotonic()
-        lane("shared")
-        lane_wait_s = time.monotonic() - started
-        profile["standby"] = 1.0
-    else:
-        job = json.loads(conn.recv_bytes().decode("utf-8"))
-        lane, lane_wait_s = enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
-    setup_s = time.monotonic() - started - lane_wait_s
-    report = lambda violations: _send(conn, {"kind": "progress", "violations": violations})  # noqa: E731
-    if job.get("profile_dir"):
-        reply = _profiled(job, report, lane)
-    else:
-        reply = run_job(job, report, lane)
-    reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **profile,
-                        **reply.get("profile", {})}
-    _flush_output()
-    _send_final(conn, reply, job.get("reply_path"))
-    conn.close()
-    os._exit(0)
+    """The candidate worker's entry point: ``worker_process.serve_jobs`` with ``run_job``."""
+    serve_jobs(conn, device, memory_limit_bytes, standby_lane, run_job)

@@ -1,27 +1,30 @@
 """Import KernelBench problem files as hawkeye tasks, with inferred metadata.
 
 A KernelBench level folder (``level1/``, ``level2/``, ...) holds ``.py`` files that each define
-``class Model``, ``get_inputs()``, ``get_init_inputs()`` and module-level integer size constants
-(``batch_size = 16``, ``dim = 16384``) read by those functions. ``import_kernelbench(path, out)``
-converts every such file under ``path``:
+``class Model``, ``get_inputs()``, ``get_init_inputs()`` and module-level size constants
+(``batch_size = 16``, ``input_shape = (32768,)``) read by those functions.
+``import_kernelbench(path, out)`` converts every such file under ``path``, or refuses it with a
+one-line reason:
 
-- id ``kb_<level>_<file stem>`` (lower case, non-alphanumerics as ``_``), family ``kernelbench-<level>``
-  (the file's folder name);
-- the GPU shape is the file's own constants; shape keys are the constants' names, so
-  ``get_inputs(**shape)`` rebinds them before calling the file's functions;
-- dtypes, input and output sizes come from one forward on ``torch.device("meta")`` (no memory);
-  the tolerance is the default for the output dtype;
-- the CPU shape divides every constant above ``KEEP_BELOW`` by the smallest power of two that
-  brings inputs plus outputs under ``CPU_ELEMENT_BUDGET`` elements (odd sizes first, to exercise
-  masking), checked by a meta forward; a file without constants, or one whose small shape does
-  not run, is GPU-only (no CPU shapes, so ``device="cpu"`` cannot judge it);
-- roofline floors are lower bounds, never estimates of the real cost (a floor above the true
-  minimum would reject honest kernels as ``impossible_time``): bytes = inputs + outputs +
-  parameters, each moved once; FLOPs = one per output element.
+- a file that loads pretrained Hugging Face weights (level 4) is refused from its text, before
+  anything runs (``kernelbench_source.refusal_reason``);
+- a file that does not import, lacks ``Model``/``get_inputs``/``get_init_inputs``, whose forward
+  fails on the meta device, returns no tensor, or draws random numbers in ``forward`` (no
+  candidate can match a draw) is refused;
+- id ``kb_<level>_<file stem>`` (lower case, non-alphanumerics as ``_``), family
+  ``kernelbench-<level>``; the GPU shape is the file's own constants (``kernelbench_source``),
+  dtypes and sizes come from one forward on the meta device; tolerances are the defaults for
+  the output dtype (integer outputs such as argmax must match exactly);
+- the CPU shape scales every size constant until inputs, outputs and parameters fit the
+  interpreter's budget (``kernelbench_shapes``); at it, the float64 reference must run, be
+  deterministic and be finite on the file's own inputs, else the file is refused. A task with no
+  CPU shape says why (``TaskSpec.no_cpu_reason``, in ``tasks show`` and the prompt).
 
-Each task is a small wrapper module ``<out>/<id>.py`` plus a verbatim copy of the file in
-``<out>/sources/``; ``<out>`` is marked as a task folder and registered with
-``registry.register_tasks_from``. Nothing is downloaded. Importing a file runs its code, as
+Each task module ``<out>/<id>.py`` is the KernelBench file verbatim, so ``hawkeye tasks show``
+and the prompt show the problem as KernelBench states it, followed by a generated block
+(``kernelbench_task``: shapes, roofline counts, the judge's hooks of ``kernelbench_trials``).
+A verbatim copy also lies in ``<out>/sources/``, and the import report in
+``<out>/kernelbench_import.json``. Nothing is downloaded. Importing runs each file's code, as
 KernelBench's own harness does: import only files you trust.
 
     hawkeye tasks import-kernelbench KernelBench/level1 --out ./kb_tasks
@@ -30,28 +33,36 @@ KernelBench's own harness does: import only files you trust.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
 import sys
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from pathlib import Path
-from types import ModuleType
 
 import platformdirs
 import torch
 
+from hawkeye_env.tasks.kernelbench_shapes import CPU_ELEMENT_BUDGET, cpu_shape
+from hawkeye_env.tasks.kernelbench_source import (
+    as_list,
+    bind,
+    forward,
+    load_source,
+    refusal_reason,
+    size_constants,
+    tensors,
+)
+from hawkeye_env.tasks.kernelbench_task import forward_counts, roofline_counts, shape_key
+from hawkeye_env.tasks.kernelbench_trials import draw_inputs, prepare_trial, reference64
 from hawkeye_env.tasks.registry import TASK_FOLDER_MARKER, register_tasks_from
 from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
 
-# Interpreter budget: elementwise and reduction kernels over 16k elements judge in about a second
-# per trial under the Triton CPU interpreter; a 64^3 matmul (12k elements) in about two.
-CPU_ELEMENT_BUDGET = 16384
-# Constants at or below this are kernel sizes, strides, head counts or small dims: kept as is.
-KEEP_BELOW = 16
-MAX_SCALE_DOUBLINGS = 20
+REPORT_FILE = "kernelbench_import.json"
+INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool")
+
+__all__ = ["CPU_ELEMENT_BUDGET", "ImportReport", "default_out", "import_kernelbench", "render_report",
+           "task_id_for"]
 
 
 @dataclass
@@ -66,130 +77,8 @@ class ImportReport:
         return asdict(self)
 
 
-def load_source(path: str | Path, name: str) -> ModuleType:
-    """Execute the KernelBench file at ``path`` as module ``name`` (kept in ``sys.modules``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def size_constants(module: ModuleType) -> dict[str, int]:
-    """The module's public integer globals (bools excluded), the shape keys of its task."""
-    return {
-        k: v for k, v in vars(module).items()
-        if not k.startswith("_") and type(v) is int
-    }
-
-
-def _bind(module: ModuleType, shape: dict) -> ModuleType:
-    for k, v in shape.items():
-        setattr(module, k, int(v))
-    return module
-
-
-def _forward(module: ModuleType, shape: dict, device: str = "meta"):
-    """``(inputs, outputs, parameters)`` of one forward of the file's ``Model`` at ``shape``."""
-    _bind(module, shape)
-    with torch.device(device):
-        init = module.get_init_inputs()
-        inputs = module.get_inputs()
-        model = module.Model(*init)
-        with torch.no_grad():
-            out = model(*inputs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return inputs, outs, list(model.parameters()) + list(model.buffers())
-
-
-def _tensors(xs) -> list[torch.Tensor]:
-    return [x for x in xs if isinstance(x, torch.Tensor)]
-
-
-def roofline_counts(module: ModuleType, shape: dict) -> tuple[float, float]:
-    """``(flops, bytes)`` lower bounds at ``shape`` (module docstring: why lower bounds)."""
-    inputs, outs, params = _forward(module, shape)
-    moved = sum(t.numel() * t.element_size() for t in _tensors(inputs) + _tensors(outs) + params)
-    return float(sum(t.numel() for t in _tensors(outs))), float(moved)
-
-
-def _cpu_shape(module: ModuleType, gpu: dict) -> dict | None:
-    """The smallest scaling of ``gpu`` (see the module docstring) that fits the budget and runs."""
-    for doublings in range(MAX_SCALE_DOUBLINGS + 1):
-        for odd in (True, False):
-            shape = {
-                k: v if v <= KEEP_BELOW else max(KEEP_BELOW // 2, v >> doublings) | int(odd)
-                for k, v in gpu.items()
-            }
-            try:
-                inputs, outs, _ = _forward(module, shape)
-            except Exception:  # noqa: BLE001 - a scaled shape the file's structure rejects
-                continue
-            if sum(t.numel() for t in _tensors(inputs) + _tensors(outs)) <= CPU_ELEMENT_BUDGET:
-                return shape
-            break  # fits no better at this scale whether odd or even: halve again
-    return None
-
-
-class KernelBenchTask:
-    """The task interface of one converted file, used by its generated wrapper module."""
-
-    def __init__(self, source: str | Path, name: str, gpu_shape: dict):
-        self.module = load_source(source, name)
-        self.gpu_shape = dict(gpu_shape)
-        self.Model = self.module.Model
-
-    def get_inputs(self, **shape):
-        return _bind(self.module, {**self.gpu_shape, **shape}).get_inputs()
-
-    def get_init_inputs(self, **shape):
-        return _bind(self.module, {**self.gpu_shape, **shape}).get_init_inputs()
-
-    @cache  # noqa: B019 - one instance per task module, alive for the process
-    def _counts(self, key: tuple) -> tuple[float, float]:
-        return roofline_counts(self.module, {**self.gpu_shape, **dict(key)})
-
-    def flops(self, **shape) -> float:
-        return self._counts(tuple(sorted(shape.items())))[0]
-
-    def bytes_moved(self, **shape) -> float:
-        return self._counts(tuple(sorted(shape.items())))[1]
-
-
-WRAPPER = '''"""KernelBench task {id} from {origin}.
-
-Generated by ``hawkeye tasks import-kernelbench``; re-run it rather than editing this file.
-"""
-
-from pathlib import Path
-
-from hawkeye_env.tasks.kernelbench import KernelBenchTask
-from hawkeye_env.tasks.spec import TaskSpec
-
-_TASK = KernelBenchTask(Path(__file__).with_name("sources") / "{id}.py", "{id}__source", {gpu!r})
-Model = _TASK.Model
-get_inputs = _TASK.get_inputs
-get_init_inputs = _TASK.get_init_inputs
-
-SPEC = TaskSpec(
-    id="{id}",
-    family="{family}",
-    description={description!r},
-    module=__name__,
-    dtypes={dtypes!r},
-    cpu_shapes={cpu!r},
-    gpu_shapes=({gpu!r},),
-    flops=_TASK.flops,
-    bytes_moved=_TASK.bytes_moved,
-    tags=("kernelbench",),
-)
-'''
+class Refused(ValueError):
+    """A file that cannot become a task; the message is the one-line reason."""
 
 
 def task_id_for(path: Path) -> str:
@@ -201,47 +90,156 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def _convert(path: Path, out: Path) -> dict:
-    """Write the wrapper of one file; returns its summary or raises ``ValueError`` with the reason."""
-    task_id = task_id_for(path)
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200] if text else ''}"
+
+
+def _normal_draw(template: torch.Tensor, distribution: str, generator: torch.Generator) -> torch.Tensor:
+    return torch.randn(template.shape, generator=generator, device=generator.device).to(template.dtype)
+
+
+def check_on_cpu(module, shape: dict, functions: tuple) -> str | None:
+    """Why the task cannot be judged at its CPU ``shape``, or None: the float64 reference must
+    run, two forwards on the same inputs must agree, and the reference must be finite on the
+    file's own inputs (normal draws, seed 0)."""
+    bind(module, shape)
+    torch.manual_seed(0)
+    model = module.Model(*functions[1]())
+    prepare_trial(model, "normal", torch.Generator().manual_seed(1), _normal_draw)
+    inputs = draw_inputs(module, functions[0], shape, "normal", 0, "cpu", _normal_draw)
     try:
-        module = load_source(path, f"hawkeye_kernelbench_probe_{task_id}")
-    except Exception as exc:  # noqa: BLE001 - any failure of user code is a reason to report
-        raise ValueError(f"importing the file raised {type(exc).__name__}: {exc}") from None
+        with torch.no_grad():
+            first, second = as_list(model(*inputs)), as_list(model(*inputs))
+            ref = reference64(model, *inputs)
+    except Exception as exc:  # noqa: BLE001 - the file's own code failing is the reason to report
+        return f"the reference fails at the CPU shape: {_first_line(exc)}"
+    if any(not torch.equal(a, b) for a, b in zip(tensors(first), tensors(second))):
+        return "two forwards on the same inputs differ: the reference is not deterministic"
+    if any(not bool(torch.isfinite(r).all()) for r in tensors(ref) if r.is_floating_point()):
+        return "the float64 reference is not finite on the file's own inputs"
+    return None
+
+
+def _first_forward(module, gpu: dict) -> tuple[dict, str]:
+    """The forward at the GPU shape and the device the file's forwards run on: ``meta`` (no
+    memory), or ``cpu`` when an op has no meta kernel (``Tensor.item()`` in a Swin block)."""
+    try:
+        return forward(module, gpu), "meta"
+    except Exception as exc:  # noqa: BLE001 - the file's own code failing is the reason to report
+        meta_error = _first_line(exc)
+    try:
+        return forward(module, gpu, "cpu"), "cpu"
+    except Exception as exc:  # noqa: BLE001
+        raise Refused(f"Model forward raised {meta_error} on the meta device and {_first_line(exc)} on "
+                      "the CPU") from None
+
+
+def _tolerance_names(out_dtypes: list[str]) -> list[str]:
+    bad = [d for d in out_dtypes if d not in DEFAULT_TOLERANCES and d not in INTEGER_DTYPES]
+    if bad:
+        raise Refused(f"no tolerance for output dtype {', '.join(bad)}")
+    return [d for d in out_dtypes if d in INTEGER_DTYPES]
+
+
+def _describe(path: Path, task_id: str, inputs: list, out_dtypes: list[str], no_cpu_reason: str) -> str:
+    signature = ", ".join(f"{_dtype_name(t.dtype)}{list(t.shape)}" for t in tensors(inputs))
+    text = (
+        f"KernelBench {path.parent.name} problem {path.stem}: write ModelNew whose forward matches "
+        f"Model.forward of the KernelBench file above (verbatim; also sources/{task_id}.py) using Triton "
+        f"kernels. Inputs at the timed shape: {signature}; outputs: {', '.join(out_dtypes)}. Each trial "
+        "draws inputs from the file's own get_inputs (its torch.randn from the trial's distribution), so "
+        "their structure holds; weights are the layers' own initialisation drawn per trial, constant "
+        "ones jittered; dropout layers run in eval mode, other layers as KernelBench runs them."
+    )
+    if no_cpu_reason:
+        text += f" No CPU shape ({no_cpu_reason}): judge it with --device cuda."
+    return text
+
+
+TRAILER = '''
+
+# ---- hawkeye-env task {id}, generated by `hawkeye tasks import-kernelbench` from {origin} ----
+# Everything above is the KernelBench file verbatim (a copy lies in sources/{id}.py). Re-run the
+# import rather than editing this block.
+import sys as _sys
+
+from hawkeye_env.tasks.kernelbench_task import KernelBenchTask as _KernelBenchTask
+from hawkeye_env.tasks.kernelbench_task import tolerances_for as _tolerances_for
+from hawkeye_env.tasks.spec import TaskSpec as _TaskSpec
+
+_TASK = _KernelBenchTask(_sys.modules[__name__], {gpu!r}, {counts!r})
+get_inputs = _TASK.get_inputs
+get_init_inputs = _TASK.get_init_inputs
+draw_inputs = _TASK.draw_inputs
+
+SPEC = _TaskSpec(
+    id={id!r},
+    family={family!r},
+    description={description!r},
+    module=__name__,
+    dtypes={dtypes!r},
+    cpu_shapes={cpu!r},
+    gpu_shapes=({gpu!r},),
+    flops=_TASK.flops,
+    bytes_moved=_TASK.bytes_moved,
+    tags=("kernelbench",),
+    tolerances=_tolerances_for({exact!r}),
+    no_cpu_reason={no_cpu!r},
+)
+'''
+
+
+def _convert(path: Path, out: Path) -> dict:
+    """Write the task module of one file; returns its summary or raises ``Refused``."""
+    text = path.read_text(encoding="utf-8")
+    reason = refusal_reason(text)
+    if reason:
+        raise Refused(reason)
+    task_id = task_id_for(path)
+    probe = f"hawkeye_kernelbench_probe_{task_id}"
+    try:
+        module = load_source(path, probe)
+    except Exception as exc:  # noqa: BLE001 - any failure of the file's code is a reason to report
+        raise Refused(f"importing the file raised {_first_line(exc)}") from None
     try:
         missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not callable(getattr(module, n, None))]
         if missing:
-            raise ValueError(f"the file defines no {', '.join(missing)}")
+            raise Refused(f"the file defines no {', '.join(missing)}")
+        functions = (module.get_inputs, module.get_init_inputs)
         gpu = size_constants(module)
-        try:
-            inputs, outs, _ = _forward(module, gpu)
-        except Exception as exc:  # noqa: BLE001
-            raise ValueError(f"Model forward on the meta device raised {type(exc).__name__}: {exc}") from None
-        out_dtypes = sorted({_dtype_name(t.dtype) for t in _tensors(outs)})
+        f, device = _first_forward(module, gpu)
+        if f["random"]:
+            raise Refused(f"Model.forward draws random numbers ({', '.join(f['random'])}): its output is a "
+                          "draw, not a function of its inputs, so no candidate can match it")
+        out_dtypes = list(dict.fromkeys(_dtype_name(t.dtype) for t in tensors(f["outputs"])))
         if not out_dtypes:
-            raise ValueError("Model.forward returns no tensor")
-        no_tol = [d for d in out_dtypes if d not in DEFAULT_TOLERANCES]
-        if no_tol:
-            raise ValueError(f"no default tolerance for output dtype {', '.join(no_tol)}")
-        cpu = _cpu_shape(module, gpu) if gpu else None
-        in_dtypes = [_dtype_name(t.dtype) for t in _tensors(inputs)]
+            raise Refused("Model.forward returns no tensor")
+        exact = _tolerance_names(out_dtypes)
+        search = cpu_shape(module, gpu, device=device) if gpu else None
+        cpu, no_cpu = (search.shape, search.reason) if search else (None, "the file has no size constants")
+        if cpu is not None:
+            failure = check_on_cpu(module, cpu, functions)
+            if failure:
+                raise Refused(failure)
+        counts = {shape_key(gpu): list(forward_counts(f))}
+        if cpu:
+            counts[shape_key(cpu)] = list(roofline_counts(module, cpu, functions, device))
+        in_dtypes = [_dtype_name(t.dtype) for t in tensors(f["inputs"])]
         dtypes = tuple(dict.fromkeys(out_dtypes + in_dtypes))
-        signature = ", ".join(f"{_dtype_name(t.dtype)}{list(t.shape)}" for t in _tensors(inputs))
-        description = (
-            f"KernelBench {path.parent.name} problem {path.stem}: write ModelNew whose forward matches "
-            f"Model.forward of the original file (sources/{task_id}.py) using Triton kernels. Inputs "
-            f"at the timed shape: {signature}; outputs: {', '.join(out_dtypes)}."
-        )
+        description = _describe(path, task_id, f["inputs"], out_dtypes, no_cpu)
     finally:
-        sys.modules.pop(f"hawkeye_kernelbench_probe_{task_id}", None)
+        sys.modules.pop(probe, None)
     (out / "sources").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(path, out / "sources" / f"{task_id}.py")
-    (out / f"{task_id}.py").write_text(WRAPPER.format(
-        id=task_id, origin=path.name, family=f"kernelbench-{path.parent.name}", description=description,
-        dtypes=dtypes, cpu=(cpu,) if cpu else (), gpu=gpu,
+    (out / f"{task_id}.py").write_text(text.rstrip("\n") + "\n" + TRAILER.format(
+        id=task_id, origin=f"{path.parent.name}/{path.name}", family=f"kernelbench-{path.parent.name}",
+        description=description, dtypes=dtypes, cpu=(cpu,) if cpu else (), gpu=gpu, counts=counts,
+        exact=tuple(exact), no_cpu=no_cpu,
     ), encoding="utf-8")
-    return {"id": task_id, "source": str(path), "dtypes": list(dtypes), "gpu_shape": gpu,
-            "cpu_shape": cpu, "gpu_only": cpu is None}
+    return {"id": task_id, "source": str(path), "level": path.parent.name, "problem": path.name,
+            "dtypes": list(dtypes), "gpu_shape": gpu, "cpu_shape": cpu, "gpu_only": cpu is None,
+            "no_cpu_reason": no_cpu}
 
 
 def default_out() -> Path:
@@ -252,7 +250,7 @@ def import_kernelbench(path: str | Path, out: str | Path | None = None, register
     """Convert every KernelBench ``.py`` file under ``path`` (a file or a folder, searched
     recursively) into a task module in ``out`` (default: the user data dir); files that cannot be
     converted are reported with the reason. With ``register`` the tasks are registered for this
-    process and its children."""
+    process and its children. The report is also written to ``<out>/kernelbench_import.json``."""
     src, out = Path(path).resolve(), Path(out).resolve() if out else default_out()
     out.mkdir(parents=True, exist_ok=True)
     (out / TASK_FOLDER_MARKER).write_text("hawkeye task folder (see hawkeye_env/tasks/registry.py)\n")
@@ -261,8 +259,9 @@ def import_kernelbench(path: str | Path, out: str | Path | None = None, register
     for f in files:
         try:
             report.imported.append(_convert(f, out))
-        except ValueError as exc:
-            report.skipped.append({"file": str(f), "reason": str(exc)})
+        except Refused as exc:
+            report.skipped.append({"file": str(f), "level": f.parent.name, "problem": f.name, "reason": str(exc)})
+    (out / REPORT_FILE).write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n")
     if register and report.imported:
         register_tasks_from(out)
     return report
@@ -271,7 +270,7 @@ def import_kernelbench(path: str | Path, out: str | Path | None = None, register
 def render_report(report: ImportReport) -> str:
     lines = [f"{len(report.imported)} imported into {report.out}, {len(report.skipped)} skipped"]
     for t in report.imported:
-        where = "GPU only" if t["gpu_only"] else f"cpu {json.dumps(t['cpu_shape'])}"
+        where = f"GPU only: {t['no_cpu_reason']}" if t["gpu_only"] else f"cpu {json.dumps(t['cpu_shape'])}"
         lines.append(f"  + {t['id']}  [{', '.join(t['dtypes'])}]  {where}")
     for s in report.skipped:
         lines.append(f"  - {Path(s['file']).name}: {s['reason']}")

@@ -180,6 +180,8 @@ class TaskSpec:
             ``vendor_baselines`` name) to the least speedup over it; ``copy_bandwidth`` instead
             asks for that fraction of the measured device-to-device copy bandwidth, from
             ``bytes_moved``. Reported by the task benchmark, never asserted in tests.
+        no_cpu_reason: why ``cpu_shapes`` is empty (too large for the interpreter, and what
+            keeps it so); "" when the task has CPU shapes.
     """
 
     id: str
@@ -198,6 +200,7 @@ class TaskSpec:
     solution: str | None = None
     vendor_baselines: Mapping[str, str] = field(default_factory=dict)
     targets: Mapping[str, float] = field(default_factory=dict)
+    no_cpu_reason: str = ""
 
     @property
     def allowed_ops(self) -> frozenset[str]:
@@ -231,4 +234,5 @@ class TaskSpec:
             "solution": self.solution,
             "vendor_baselines": dict(self.vendor_baselines),
             "targets": dict(self.targets),
+            "no_cpu_reason": self.no_cpu_reason,
         }

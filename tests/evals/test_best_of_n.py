@@ -4,10 +4,12 @@ multi-turn feedback with a failed edit, and the timed-metrics path on synthetic 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
-from evals.best_of_n import Candidate, run_eval, summarise
+from evals.best_of_n import POLICY_ERROR, Candidate, run_eval, summarise
+from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.tasks.registry import get_task, solution_source
 from policies import make_policy
 from policies.search import fenced
@@ -74,14 +76,49 @@ def test_multi_turn_feeds_back_source_and_feedback_and_survives_a_bad_edit(tmp_p
     turn1, turn2 = policy.seen[1], policy.seen[2]
     assert [o["trajectory"] for o in turn1] == [0, 1]
     assert "class ModelNew" in turn1[0]["source"] and "CORRECT" in turn1[0]["feedback"]
-    assert turn2[0]["feedback"].startswith("Your reply could not be applied: block 1: SEARCH text not found")
+    assert "NO SOURCE" in turn2[0]["feedback"] and "block 1: SEARCH text not found" in turn2[0]["feedback"]
+    assert "the current source is unchanged" in turn2[0]["feedback"]
     assert turn2[0]["source"] == turn1[0]["source"]  # a failed edit leaves the source as it was
+    env = KernelOptEnv(tasks=["vector_add_fp32"], store=store_path, device="cpu", max_turns=3,
+                       target_speedup=math.inf)
+    env.reset(options={"task": "vector_add_fp32"})
+    stepped = env.step(fenced(solution_source(get_task("vector_add_fp32"))))[0]
+    assert turn1[0]["prompt"] == stepped["prompt"] and turn1[0]["messages"] == stepped["messages"]
+    env.close()
     rows = [json.loads(line) for line in (tmp_path / "candidates.jsonl").read_text().splitlines()]
     by_turn = {r["turn"]: r for r in rows if r["sample"] == 0}
     assert by_turn[1]["stage"] == "no_source" and by_turn[1]["edit_error"]
     assert by_turn[2]["stage"] == "correct"
     assert results["overall"]["best_reward_by_turn"] == pytest.approx([0.2, 0.2, 0.2])
     assert (tmp_path / "best_by_turn.png").exists()
+
+
+class _FailingPolicy:
+    """Sample 0 is the expert; the server 'failed' for the rest, as the OpenAI client reports it."""
+
+    name = "failing"
+
+    def __init__(self):
+        self.errors = []
+        self.raw = []
+
+    def sample(self, observations, n):
+        self.errors += [{"task_id": o["task_id"], "trajectory": 0, "turn": o["turn"], "missing": n - 1,
+                         "error": "HTTP 404: model 'nope' does not exist"} for o in observations]
+        self.raw += [{"task_id": o["task_id"], "sample": 0, "text": "x"} for o in observations]
+        return [[fenced(solution_source(get_task(o["task_id"])))] + [""] * (n - 1) for o in observations]
+
+
+def test_policy_failures_are_not_judged_and_are_reported(tmp_path, store_path):
+    results = run_eval(_FailingPolicy(), ["vector_add_fp32"], n=3, out_dir=tmp_path, device="cpu",
+                       store=store_path, wandb_mode="disabled", progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "candidates.jsonl").read_text().splitlines()]
+    assert [r["stage"] for r in rows] == ["correct", POLICY_ERROR, POLICY_ERROR]
+    assert rows[1]["policy_error"] == "HTTP 404: model 'nope' does not exist" and rows[1]["source_hash"] == ""
+    assert results["judge"]["candidates"] == 3 and results["tasks"]["vector_add_fp32"]["stages"]["no_source"] == 0
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["policy_errors"][0]["missing"] == 2 and "HTTP 404" in saved["error"]
+    assert json.loads((tmp_path / "raw_replies.jsonl").read_text().splitlines()[0])["text"] == "x"
 
 
 def _cand(task, sample, correct, speedup=None, reward=None):

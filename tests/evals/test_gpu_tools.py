@@ -3,20 +3,22 @@
 import pytest
 import torch
 
-from evals import correctness_probe, sweep_kernels
+from evals.kerneldev import correctness_probe
+from evals.kerneldev.sweeps import splitk
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
 def test_sweeps_and_probe_need_a_gpu(capsys):
-    assert sweep_kernels.main(["gemm"]) == 2
+    assert splitk.main([]) == 2
     assert "CUDA GPU" in capsys.readouterr().err
     assert correctness_probe.main(["softmax_fp32"]) == 2
     assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
-def test_sweep_groups_are_checked():
-    assert sweep_kernels.main(["nope"]) == 2
-    assert set(sweep_kernels.GROUPS) == {"splitk", "fp4", "fp4small", "fp8", "ws", "gemm"}
+def test_splitk_sweep_takes_no_arguments_and_covers_every_split():
+    assert splitk.main(["nope"]) == 2
+    assert {c["split_k"] for c in splitk.CONFIGS} == set(splitk.SPLITS)
+    assert len(splitk.CONFIGS) == len(splitk.SPLITS) * len(splitk.TILE_ROWS)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
@@ -24,6 +26,6 @@ def test_sweep_groups_are_checked():
 def test_unit_variant_sweeps_need_a_gpu(name, capsys):
     import importlib
 
-    sweep = importlib.import_module(f"evals.sweeps.{name}")
+    sweep = importlib.import_module(f"evals.kerneldev.sweeps.{name}")
     assert sweep.main([]) == 2
     assert "CUDA GPU" in capsys.readouterr().err

@@ -45,9 +45,16 @@ def test_expert_solution_is_correct_and_timed(store, task):
     assert 0.2 < v.reward <= 1.0
 
 
-def test_side_stream_is_rejected_statically_and_by_the_clocks(store):
+def test_side_stream_is_rejected_statically_and_by_the_clocks(store, monkeypatch):
+    """Without the replay (the worker times its own calls) the clock check catches the side
+    stream; with it, the replay launches the recorded kernels on its own stream, so the side
+    work is timed like any other and the candidate is slower than the honest expert."""
     source = (CANDIDATES / "side_stream.py").read_text()
     assert _evaluator(store).evaluate("vector_add_fp32", source, "cuda").stage == Stage.REJECTED
+    replayed = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda", use_cache=False)
+    honest = _evaluator(store).evaluate("vector_add_fp32", solution_source(get_task("vector_add_fp32")), "cuda")
+    assert not replayed.timed or replayed.speedup["eager"] < honest.speedup["eager"], replayed.feedback
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     v = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda")
     assert v.stage == Stage.REJECTED, v.feedback
     assert "timing_escape" in {x.code for x in v.violations}, v.feedback
@@ -61,7 +68,10 @@ def test_patched_timer_is_rejected(store):
     assert v.reward == -1.0
 
 
-def test_cached_output_in_timed_loop_is_rejected(store):
+def test_cached_output_in_timed_loop_is_rejected(store, monkeypatch):
+    """The worker's own timed loop (replay off) catches the stale cache; under the replay the
+    hack gains nothing (``test_gpu_replay.py``)."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     source = (CANDIDATES / "pointer_cache.py").read_text()
     v = _evaluator(store).evaluate("vector_add_fp32", source, "cuda")
     assert "stale_timed_output" in {x.code for x in v.violations}, v.feedback
@@ -127,10 +137,11 @@ def test_prefetch_measures_every_tasks_baselines_into_the_store(tmp_path):
     assert v.timed and "baseline_wait_s" not in v.profile  # nothing left to measure
 
 
-def test_a_kernel_that_does_less_work_when_unobserved_is_caught(store):
+def test_a_kernel_that_does_less_work_when_unobserved_is_caught(store, monkeypatch):
     """REWARD_HACKS #24 on the GPU: correct in every correctness trial, a quarter of the rows
     skipped in the timed loop. Every timed call is guarded and the kept ones are drawn from all of
     them, so the skipped rows show in a kept output: rejected, never a speedup."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")  # the worker's own timing; the replay: test_gpu_replay.py
     source = (CANDIDATES / "unobserved_less_work.py").read_text()
     v = Evaluator(store, EvalConfig(seed=0)).evaluate("gemm_bf16", source, "cuda", use_cache=False)
     assert v.stage in (Stage.REJECTED, Stage.INCORRECT) and not v.timed, v.feedback

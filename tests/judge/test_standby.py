@@ -230,3 +230,15 @@ def test_a_cpu_standby_warms_up_when_the_parent_never_set_the_interpreter_flag(t
     assert out.returncode == 0, out.stderr[-3000:]
     assert "active drivers" not in out.stderr, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [["correct", 0.0], ["correct", 1.0]]
+
+
+def test_priming_starts_one_standby_only_when_none_is_idle(standbys):
+    """A GPU verdict primes its replay's process while the worker records: a standby is started
+    when the queue is empty, and priming again does not pile up more."""
+    replay = sandbox.REPLAY_TARGET
+    standbys.prime(replay, "cpu", None, LIMIT)
+    standbys.prime(replay, "cpu", None, LIMIT)
+    assert standbys.idle() == 1
+    ready = standbys.take(replay, "cpu", None, LIMIT)
+    assert ready is not None and ready.failure == "" and ready.proc.is_alive()
+    ready.discard()

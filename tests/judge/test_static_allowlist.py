@@ -265,3 +265,55 @@ def test_a_checker_failure_is_a_finding_not_an_exception(monkeypatch) -> None:
     monkeypatch.setattr(static_checks._Checker, "run", broken)
     [finding] = check_source("x = 1")
     assert finding.code == "forbidden_call" and "static checker failed" in finding.message
+
+
+GLUON_CANDIDATE = '''
+import torch
+import triton
+from torch import nn
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+
+@gluon.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    gl.store(out_ptr + offs, gl.load(a_ptr + offs, mask=mask) + gl.load(b_ptr + offs, mask=mask), mask=mask)
+
+
+@gluon.jit
+def tile_kernel(a_desc, bar_count: gl.constexpr):
+    smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=bar_count)
+    mbarrier.expect(bar, a_desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(a_desc, [0, 0], bar, smem)
+    mbarrier.wait(bar, 0)
+    mbarrier.invalidate(bar)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        out = torch.empty_like(a)
+        n = out.numel()
+        add_kernel[(triton.cdiv(n, 512),)](a, b, out, n, BLOCK=512)
+        layout = gl.NVMMASharedLayout.get_default_for([64, 64], gl.bfloat16)
+        desc = TensorDescriptor.from_tensor(a.view(-1, 64), [64, 64], layout)
+        return out
+'''
+
+
+def test_gluon_kernels_pass_the_static_rules_as_triton_ones_do():
+    """Issue 21: a candidate may write Gluon (layouts, shared memory, TMA, mbarriers, wgmma)."""
+    assert check_source(GLUON_CANDIDATE) == []
+
+
+def test_gluon_does_not_open_a_way_around_the_rules():
+    for bad in ("from triton.experimental.gluon import _runtime",
+                "from triton.experimental.gluon.language.amd import cdna3",
+                "import triton.experimental.gluon._compiler"):
+        assert check_source(f"{bad}\nclass ModelNew: pass\n"), bad

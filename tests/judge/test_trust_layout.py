@@ -1,5 +1,7 @@
 """The trust boundary is visible in the layout (``hawkeye_env/judge/__init__.py``): the trusted
-parent never imports a module of the sandboxed worker, and the worker imports none of the parent's.
+parent never imports a module of the sandboxed worker or of the replay, the worker imports none of
+the parent's, and the trusted replay imports none of the candidate worker's (it never imports
+candidate code, nor the code that does) and none of the parent's.
 
 Each side is imported in a fresh interpreter, as its process imports it, and the other side's
 modules must be absent from ``sys.modules``.
@@ -11,10 +13,13 @@ import json
 import subprocess
 import sys
 
-WORKER_SIDE = ("worker", "worker_entry", "guards", "timing", "warmup", "cpu_backend")
+CANDIDATE_SIDE = ("worker", "guards", "plan_recorder", "cpu_backend")
+PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "warmup")  # every started process, trusted code
+REPLAY_SIDE = ("replay",)
+WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "output_capture", "reply_check",
                "references", "checks", "correctness", "static_checks", "static_allowlist", "store", "roofline",
-               "feedback", "backends", "versions", "plan")
+               "feedback", "backends", "versions", "plan", "replayed")
 
 
 def _imported_after(modules: list[str]) -> set[str]:
@@ -37,4 +42,12 @@ def test_the_parent_imports_no_worker_module():
 def test_the_worker_imports_no_parent_module():
     loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.worker",
                               "hawkeye_env.judge.warmup"])
-    assert not loaded & set(PARENT_SIDE), sorted(loaded & set(PARENT_SIDE))
+    assert not loaded & set(PARENT_SIDE + REPLAY_SIDE), sorted(loaded & set(PARENT_SIDE + REPLAY_SIDE))
+
+
+def test_the_replay_imports_neither_the_candidate_worker_nor_the_parent():
+    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.replay",
+                              "hawkeye_env.judge.warmup", "hawkeye_env.judge.timing"])
+    assert "replay" in loaded
+    bad = loaded & set(CANDIDATE_SIDE + PARENT_SIDE)
+    assert not bad, sorted(bad)

@@ -173,6 +173,9 @@ def _planned_job(monkeypatch, store: ResultStore, config: EvalConfig) -> tuple[d
 
     monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
     monkeypatch.setattr(baselines, "measure_missing", fake_measure)
+    # The worker-timed path (replay off): the only one that sends a timing plan to the candidate's
+    # worker; with the replay the candidate's worker gets none at all (tests/judge/replay).
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash="0" * 64, versions=VERSIONS)
     with pytest.raises(Planned):
         Evaluator(store, config)._judge(VENDOR_GEMM, solution_source(GEMM), "cuda", v)
@@ -223,6 +226,7 @@ def _judge_concurrently(monkeypatch, store: ResultStore, measures: list[bool], n
 
     monkeypatch.setattr(baselines, "measure_missing", fake_measure)
     monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")  # the path whose candidate worker gets a timing plan
     ev = Evaluator(store, EvalConfig(vendor_baselines=False))
     verdicts = [Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash=f"{i}" * 64, versions=VERSIONS)
                 for i in range(n)]

@@ -29,15 +29,19 @@ class _Server:
                 server.bodies.append(body)
                 server.headers.append(dict(self.headers))
                 status = server.statuses.pop(0) if server.statuses else 200
+                status, extra = status if isinstance(status, tuple) else (status, {})
                 if status != 200 or self.path != "/v1/chat/completions":
                     self.send_response(status if status != 200 else 404)
+                    for name, value in extra.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(b'{"error": "scripted failure"}')
                     return
                 count = server.choices_per_reply or body["n"]
-                reply = {"choices": [{"index": i, "message": {"role": "assistant",
-                                                              "content": f"reply {len(server.bodies)}.{i}"}}
-                                     for i in range(min(count, body["n"]))]}
+                reply = {"choices": [{"index": i, "finish_reason": "length" if i else "stop",
+                                      "message": {"role": "assistant", "content": f"reply {len(server.bodies)}.{i}"}}
+                                     for i in range(min(count, body["n"]))],
+                         "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}}
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -89,7 +93,8 @@ def test_persistent_failure_gives_empty_replies_and_a_logged_reason(caplog):
         policy = _policy(server.url, max_retries=2)
         [replies] = policy.sample([OBS], n=2)
     assert replies == ["", ""]
-    assert len(server.bodies) == 3 and "HTTP 503" in policy.errors[0]
+    assert len(server.bodies) == 3 and "HTTP 503" in policy.errors[0]["error"]
+    assert policy.errors[0]["missing"] == 2 and policy.errors[0]["task_id"] == "vector_add_fp32"
     assert "request failed" in caplog.text
 
 
@@ -97,7 +102,7 @@ def test_a_400_is_not_retried():
     with _Server([400]) as server:
         policy = _policy(server.url)
         assert policy.sample([OBS], n=1) == [[""]]
-    assert len(server.bodies) == 1 and "HTTP 400" in policy.errors[0]
+    assert len(server.bodies) == 1 and "HTTP 400" in policy.errors[0]["error"]
 
 
 def test_unreachable_server_never_raises():
@@ -125,3 +130,48 @@ def test_seed_varies_with_trajectory_and_turn(turn, trajectory, expected):
     with _Server([200]) as server:
         _policy(server.url).sample([{**OBS, "turn": turn, "trajectory": trajectory}], n=1)
     assert server.bodies[0]["seed"] == expected
+
+
+def test_retry_after_is_honoured_over_the_backoff():
+    import time
+
+    with _Server([(429, {"Retry-After": "0"}), 200]) as server:
+        policy = OpenAICompatPolicy(server.url, "m", backoff_s=30.0, api_key="")
+        start = time.monotonic()
+        [replies] = policy.sample([OBS], n=1)
+    assert replies == ["reply 2.0"] and time.monotonic() - start < 10
+
+
+def test_retry_after_parses_seconds_and_dates():
+    from email.utils import formatdate
+
+    from policies.openai_compat import retry_after_s
+
+    assert retry_after_s("3") == 3.0 and retry_after_s(None) is None and retry_after_s("soon") is None
+    assert 50 < retry_after_s(formatdate(__import__("time").time() + 60, usegmt=True)) <= 60
+
+
+def test_max_completion_tokens_for_reasoning_models():
+    with _Server([200]) as server:
+        _policy(server.url, token_param="max_completion_tokens").sample([OBS], n=1)
+    assert server.bodies[0]["max_completion_tokens"] == 321 and "max_tokens" not in server.bodies[0]
+    with pytest.raises(ValueError, match="token_param"):
+        _policy("http://127.0.0.1:9/v1", token_param="tokens")
+
+
+def test_usage_finish_reason_and_raw_replies_are_kept():
+    with _Server([200]) as server:
+        policy = _policy(server.url)
+        policy.sample([{**OBS, "trajectory": 1}], n=2)
+    assert [(r["sample"], r["text"], r["finish_reason"]) for r in policy.raw] == [(0, "reply 1.0", "stop"),
+                                                                                 (1, "reply 1.1", "length")]
+    assert policy.raw[0]["usage"]["completion_tokens"] == 5 and policy.raw[0]["trajectory"] == 1
+
+
+def test_an_unknown_model_is_an_error_record_not_a_reply():
+    with _Server([404]) as server:
+        policy = _policy(server.url)
+        assert policy.sample([OBS], n=3) == [["", "", ""]]
+    assert policy.errors == [{"task_id": "vector_add_fp32", "trajectory": 0, "turn": 0, "missing": 3,
+                              "error": 'HTTP 404: {"error": "scripted failure"}'}]
+    assert policy.raw == []

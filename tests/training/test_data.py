@@ -86,3 +86,20 @@ def test_tiny_model_command_line_sets_the_size(tmp_path, capsys):
     config = AutoConfig.from_pretrained(tmp_path / "m")
     assert (config.hidden_size, config.num_hidden_layers) == (32, 1)
     assert str(tmp_path / "m") in capsys.readouterr().out
+
+
+def test_every_config_field_has_a_flag_and_a_yaml_key(tmp_path):
+    from dataclasses import fields
+
+    from training.args import field_help, parse_config
+    from training.config import TrainConfig
+
+    assert set(field_help()) == {f.name for f in fields(TrainConfig)}
+    path = tmp_path / "grpo.yaml"
+    path.write_text("model: m\ntasks: [vector_add_fp32, softmax_fp32]\nlearning_rate: 1.0e-6\nmulti_turn: true\n"
+                    "extra: {gradient_checkpointing: true}\n")
+    config = parse_config(["--config", str(path), "--max_steps", "3", "--bf16", "--extra", '{"warmup_steps": 2}'])
+    assert (config.model, config.tasks, config.learning_rate, config.multi_turn) == (
+        "m", ["vector_add_fp32", "softmax_fp32"], 1e-6, True)
+    assert config.max_steps == 3 and config.bf16 and config.extra == {"gradient_checkpointing": True, "warmup_steps": 2}
+    assert parse_config(["--judge_timeout_s", "7", "--context_budget_chars", "500"]).judge_timeout_s == 7.0

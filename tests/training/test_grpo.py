@@ -6,6 +6,9 @@ function the expert solution in place of every other completion: each group then
 candidate (0.2 from the evaluator) with no-source ones (-1.0), and the evaluator still judges it.
 """
 
+import json
+import os
+
 import torch
 from transformers import AutoModelForCausalLM
 
@@ -19,7 +22,8 @@ from training.reward import make_reward_func
 
 
 def test_grpo_two_steps_rewards_from_the_evaluator(tiny_model, tmp_path):
-    judge = make_reward_func(Evaluator(ResultStore(":memory:")), device="cpu", workers=2)
+    judge = make_reward_func(Evaluator(ResultStore(":memory:")), device="cpu", workers=2,
+                             rollouts_path=tmp_path / "grpo" / "rollouts.jsonl")
     completions_seen = []
 
     def every_other_is_the_solution(prompts, completions, task, **kwargs):
@@ -46,3 +50,31 @@ def test_grpo_two_steps_rewards_from_the_evaluator(tiny_model, tmp_path):
     after = trainer.model.state_dict()
     assert any(not torch.equal(before[k], after[k].cpu()) for k in before)
     assert list((tmp_path / "grpo" / "wandb").glob("offline-run-*"))
+    rows = [json.loads(line) for line in (tmp_path / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0] * 4 + [1] * 4 and {r["stage"] for r in rows} >= {"correct", "no_source"}
+    assert list((tmp_path / "grpo" / "wandb").glob("offline-run-*/files/media/table/rollouts_*.table.json"))
+
+
+def test_wandb_follows_its_own_configuration(tmp_path, monkeypatch):
+    from training.config import wandb_offline_unless_keyed
+
+    config = TrainConfig(output_dir=str(tmp_path / "run"))
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "mine"))
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    wandb_offline_unless_keyed(config)
+    assert os.environ["WANDB_DIR"] == str(tmp_path / "mine") and os.environ["WANDB_MODE"] == "disabled"
+    monkeypatch.delenv("WANDB_DIR")
+    monkeypatch.delenv("WANDB_MODE")
+    monkeypatch.setenv("WANDB_API_KEY", "x" * 40)
+    wandb_offline_unless_keyed(config)
+    assert os.environ["WANDB_DIR"] == str((tmp_path / "run").resolve()) and "WANDB_MODE" not in os.environ
+
+
+def test_a_bf16_checkpoint_loads_with_float32_master_weights(tiny_model, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from training.config import load_policy_model
+
+    AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.bfloat16).save_pretrained(tmp_path / "bf16")
+    model = load_policy_model(TrainConfig(model=str(tmp_path / "bf16")))
+    assert {p.dtype for p in model.parameters()} == {torch.float32}

@@ -50,3 +50,17 @@ def test_reward_func_flags_violations_and_takes_plain_strings():
     reward_func = make_reward_func(Evaluator(ResultStore(":memory:")), device="cpu", workers=1)
     assert reward_func(prompts=["p"], completions=[hack], task=[TASK]) == [-1.0]
     assert reward_func.stats.last_batch["judge/violation_rate"] == 1.0
+
+
+def test_reward_func_keeps_every_rollout(tmp_path):
+    import json
+
+    path = tmp_path / "rollouts.jsonl"
+    reward_func = make_reward_func(Evaluator(ResultStore(":memory:")), device="cpu", workers=1, rollouts_path=path)
+    reward_func(prompts=[[{"role": "user", "content": "p"}]] * 2, completions=["no code", "still none"],
+                task=[TASK] * 2)
+    reward_func(prompts=["q"], completions=["nothing"], task=[TASK])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["step"], r["completion"], r["stage"], r["reward"]) for r in rows] == [
+        (0, "no code", "no_source", -1.0), (0, "still none", "no_source", -1.0), (1, "nothing", "no_source", -1.0)]
+    assert rows[0]["prompt"] == [{"role": "user", "content": "p"}] and rows[2]["verdict"]["task"] == TASK

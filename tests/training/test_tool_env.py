@@ -57,3 +57,25 @@ def test_multi_turn_grpo_runs_with_the_env_reward(tiny_model, tmp_path, monkeypa
     # The random tiny model never calls the tool, so every rollout gets the no-submission reward.
     assert all(h["rewards/KernelOptToolEnv/mean"] == NO_SUBMISSION_REWARD for h in logs)
     assert all(env.turns == 0 for env in trainer.environments)
+
+
+def test_environment_factory_pickles_and_judges_a_batch_of_calls_together(tmp_path):
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    from training.tool_env import EnvironmentFactory
+
+    factory = EnvironmentFactory(str(tmp_path / "v.sqlite3"), device="cpu", context="none", max_turns=2)
+    copy = pickle.loads(pickle.dumps(factory))
+    assert copy == factory and getattr(copy, "_queue", None) is None
+    envs = [copy() for _ in range(4)]
+    assert len({id(e._judge) for e in envs}) == 1  # one queue per process, shared by the rollouts
+    for env in envs:
+        env.reset(task=TASK)
+    solution = solution_source(get_task(TASK))
+    with ThreadPoolExecutor(4) as pool:  # TRL's async trainer: each rollout's tool in its own thread
+        feedback = list(pool.map(lambda e: e[1].submit_kernel(fenced(solution + f"# {e[0] % 2}\n")),
+                                 enumerate(envs)))
+    assert all("Reward 0.200" in f for f in feedback) and [e.rewards for e in envs] == [[REWARD_CORRECT]] * 4
+    status = envs[0]._judge.status()
+    assert status["judged"] == 4 and status["batches"] < 4

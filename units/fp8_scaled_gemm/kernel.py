@@ -35,7 +35,7 @@ from units.grouped_tile_order.kernel import grouped_tile
 # 128x128x128 tiles, 4 stages, 8 warps (4 x 32 KiB of shared memory). H200 sweep at 8192^3, per-tensor
 # scales, accumulating imprecisely over the whole K loop (2026-11-30): 1.249 ms (881 TFLOP/s) against
 # 1.429 ms for 128x256x128 in 3 stages, 1.321 ms for 128x128x128 in 3 stages with 4 warps, and
-# 1.651 ms for 128x256x64. With promotion every BLOCK_K (the default since) it ran at 696 TFLOP/s.
+# 1.651 ms for 128x256x64; with promotion every BLOCK_K, 696 TFLOP/s.
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 128, 8
 NUM_STAGES, NUM_WARPS = 4, 8
 # Two-level accumulation, promoted into float32 every 4 K tiles (512 products). H200 sweep of

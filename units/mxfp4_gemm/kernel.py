@@ -32,19 +32,18 @@ from units.block_scaled_fp4 import configure, fp4_gemm
 # Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
 # M=32 (decode-sized, <= SMALL_M): the bit-trick decode (one shift, one OR, one multiply per code),
 # one scale per packed code, split-K 4, 4 warps, over 64x64x64 tiles in 4 stages: with the host
-# launch hidden (the units harness, 2026-11-30, run 26, as `--candidate` in the same process as the
-# previous default) 0.0595 ms against 0.0650 ms for 64x64x128 in 3 stages (nvfp4_gemm's small-M
-# configuration, the default in run 20: 0.0649-0.0653 ms in three processes) and 0.1522 ms for the
-# naive decode-then-GEMM (2.56x). In run 26 64x64x64 in 3 stages ran 0.0609 ms, with split-K 2
-# 0.0636 ms; 64x64x128 in 2 stages 0.0641 ms, with 8 warps 0.067-0.078 ms, 64x32x128 0.0662 ms.
-# Before that, with the launch inside the events, the
-# dot_scaled configuration (weight as the MMA's left operand, 32x128x128) ran 0.127-0.173 ms
-# against 0.109-0.114 ms for 64x64x128 (runs 14 and 16).
-# M=256: 256x64x128 in 3 stages with 8 warps and
-# one scale per packed code (wide, pipelined scale loads): 0.207 ms against 0.193 naive (fp4 sweep
-# of 2026-11-30, evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin is not expected there.
+# launch hidden (`python -m units.harness --gpu mxfp4_gemm --candidate FILE`, 2026-11-30, seven
+# candidates timed in one process) 0.0595 ms against 0.0650 ms for nvfp4_gemm's 64x64x128 in 3
+# stages and 0.1522 ms for the naive decode-then-GEMM (2.56x); 64x64x64 in 3 stages ran 0.0609 ms,
+# with split-K 2 0.0636 ms; 64x64x128 in 2 stages 0.0641 ms, with 8 warps 0.067-0.078 ms, 64x32x128
+# 0.0662 ms. The verified margin is the mxfp4_gemm row of BENCHMARKS.md's Units table
+# (evals/results/units-mxfp4-h200-2026-12-01.json).
+# M=256: 256x64x128 in 3 stages with 8 warps and one scale per packed code (wide, pipelined scale
+# loads): 0.207 ms against 0.193 naive (evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin
+# is not expected there.
 SMALL_M = 64
-# The first design's variant keywords; the tile sets below change what the sweep picked.
+# The select decode, interleaved planes, no swap and no split: the variant keywords' defaults, which
+# the tile sets below override.
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "expand_scales": True}

@@ -31,13 +31,14 @@ from units.block_scaled_fp4 import configure, fp4_gemm
 # (evals/results/fp4-sweep-h200-2026-11-30.jsonl, N=K=8192, median of 30 timed calls).
 # M=32 (decode-sized, <= SMALL_M): the bit-trick decode (one shift, one OR, one multiply per
 # value), one scale per packed code, split-K 4, 64x64x128 in 3 stages with 4 warps: 0.132 ms
-# against 0.204 for the naive (1.55x) and 0.167 for the previous interleaved-join kernel; with the
-# host launch hidden (units harness, run 20 of 2026-11-30, three processes) 0.0635-0.0637 ms against
-# 0.1559-0.1566 ms (2.45-2.46x).
+# against 0.204 for the naive (1.55x) and 0.167 for the select decode with interleaved planes; with
+# the host launch hidden (the units harness, three processes) 2.45-2.46x the naive
+# (evals/results/units-h200-2026-11-30.json).
 # M=256: the same decode and scale loads at 256x64x128, 3 stages, 8 warps: 0.193 ms against 0.203
-# naive (1.05x) and 0.241 for the previous kernel (README, Measured).
+# naive (1.05x) and 0.241 for the select decode.
 SMALL_M = 64
-# The first design's variant keywords; the tile sets below change what the sweep picked.
+# The select decode, interleaved planes, no swap and no split: the variant keywords' defaults, which
+# the tile sets below override.
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "decode": "bits", "expand_scales": True}

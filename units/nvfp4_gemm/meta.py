@@ -43,8 +43,8 @@ UNIT = Unit(
         # (2026-11-30): the in-register decode, repeated per row tile, outweighs the 128 MB bf16
         # round trip once there are 34 GFLOP of MMAs. At M=32 the naive pass still moves about
         # 290 MB (FP4 read, bf16 write, bf16 re-read; ~70 us at 4.2 TB/s) against the fused
-        # kernel's 36 MB of codes and scales, so 1.5x is the bar. H200 run 8 (2026-11-30): 1.93x
-        # with the bit-trick decode and split-K 4 (1.58x against the sweep's naive; units README).
+        # kernel's 36 MB of codes and scales, so 1.5x is the bar; what the H200 reaches is the
+        # nvfp4_gemm row of BENCHMARKS.md's Units table.
         min_margin=1.5,
     ),
     solution="units.nvfp4_gemm.kernel:nvfp4_gemm",

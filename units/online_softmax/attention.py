@@ -41,8 +41,8 @@ LOG2E = 1.4426950408889634
 # scale folded into the exponent's FMA: the fastest of the H200 sweep of 2026-11-30 at the attention
 # tasks' shapes (B4 H32 S4096 D128; evals/results/attention-sweep-h200-2026-11-30.jsonl): causal
 # 449 TFLOP/s (0.87x cuDNN, 1.47x flash SDPA), GQA 0.87x / 1.42x, non-causal 516 (0.86x / 1.50x;
-# 528 without fold_scale, inside the sweep's spread). The former 128x64 pointer tile ran 0.73-0.78x
-# cuDNN in the same sweep.
+# 528 without fold_scale, inside the sweep's spread). The 128x64 pointer tile ran 0.73-0.78x cuDNN in
+# the same sweep.
 BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 128, 8, 3
 USE_TMA, FOLD_SCALE = True, True
 # Decode: 64-key tiles with 3 stages keep K and V tiles at 96 KB of shared memory (two programs per

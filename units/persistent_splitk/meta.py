@@ -33,8 +33,9 @@ UNIT = Unit(
         # unsplit, 0.101 ms in 16 splits; the naive kernel 0.123-0.142 ms): 32 programs already
         # pull a third of copy bandwidth. Here the same 128 MB weight leaves 8 tiles: unsplit, 8
         # programs stream 16 MB each (at the ~33 GB/s per program seen above, ~0.5 ms), while 64
-        # splits put 512 programs on 132 SMs (~0.1 ms as above). Measured 3.01x (run 4) and 2.82x
-        # (run 7) on the H200 (2026-11-30, BENCHMARKS.md): 2.5x sits under both.
+        # splits put 512 programs on 132 SMs (~0.1 ms as above). With the host launch inside the
+        # events the H200 gave 3.01x and 2.82x in two processes (2026-11-30): 2.5x sits under both;
+        # launch hidden, the persistent_splitk row of BENCHMARKS.md's Units table.
         min_margin=2.5,
     ),
     solution="units.persistent_splitk.kernel:matmul",

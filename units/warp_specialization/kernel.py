@@ -111,16 +111,16 @@ COMPARISONS: tuple[tuple[GemmConfig, ...], ...] = (
     _persistent_group(256, 4, True, 8),
     _persistent_group(128, 4, False, 4),
     _persistent_group(128, 3, True, 4),
-    # The per-tile design measured on 2026-11-30 (K loop specialized).
+    # The per-tile design (K loop specialized).
     (GemmConfig(False, True), GemmConfig(False, False, num_warps=8)),
 )
 CANDIDATES: dict[str, GemmConfig] = {c.name: c for group in COMPARISONS for c in group}
 # The unit's pair: the persistent 128x256x64 kernel in 3 stages with and without the keyword. H200,
-# 2026-11-30, run 21 (evals/results/ws-sweep-h200-2026-11-30-run21.jsonl; launch-hidden timing,
-# five interleaved rounds) at M = N = 8192, K = 512: 0.1232-0.1245 ms (554 TFLOP/s) against
-# 0.1391-0.1395 ms (493), 1.12-1.13x in every round; 128x128x64 in 4 stages gave 1.13-1.15x. The
-# per-tile pair measured before (tile_128x256x64_s3_w4_ws against tile_128x256x64_s3_w8) gave
-# 1.03x there and 0.95-1.05x at 4096^3.
+# 2026-11-30 (evals/results/ws-sweep-h200-2026-11-30.jsonl; launch-hidden timing, five interleaved
+# rounds) at M = N = 8192, K = 512: 0.1232-0.1245 ms (554 TFLOP/s) against 0.1391-0.1395 ms (493),
+# 1.12-1.13x in every round; 128x128x64 in 4 stages gave 1.13-1.15x. The per-tile pair
+# (tile_128x256x64_s3_w4_ws against tile_128x256x64_s3_w8) gives 1.03x there and 0.95-1.05x at
+# 4096^3.
 SOLUTION = CANDIDATES["persistent_128x256x64_s3_w4_ws"]
 NAIVE = CANDIDATES["persistent_128x256x64_s3_w8"]
 

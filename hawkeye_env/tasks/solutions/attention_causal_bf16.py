@@ -6,8 +6,8 @@ softmax in float32 (the ``[S, S]`` scores never exist), skips the KV blocks abov
 masks only the diagonal block; Q, K, V load and O stores through TMA descriptors on Hopper, and
 the ``1/sqrt(D)`` scale rides in the exponent's fused multiply-add. In the H200 attention sweep
 (2026-11-30, B4 H32 S4096 D128) this configuration ran 449 TFLOP/s, 0.87x SDPA-cuDNN and 1.47x
-SDPA-flash, where the previous 128x64 pointer-tile kernel of this task ran 315 TFLOP/s (0.61x
-cuDNN) in the task benchmark the same day (BENCHMARKS.md).
+SDPA-flash, where a 128x64 pointer-tile kernel ran 395 TFLOP/s (0.76x cuDNN) in the same sweep
+(BENCHMARKS.md, Attention sweep; the task's own ratios are the task suite table).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ candidate: one program per SM walks the 128x256 output tiles in grouped order, l
 64-wide K slices through TMA descriptors into a 4-stage shared-memory ring for wgmma (8 warps),
 and stores each tile as two 128x128 halves (half the epilogue's registers and staging memory).
 In the H200 bf16 GEMM sweep (2026-11-30, 8192^3) it ran 1.586 ms, 1.00x cuBLAS (1.587 ms) and
-1.045x the previous expert (the unit's non-persistent warp-specialized 128x256x64 3-stage
-kernel, 1.658 ms); BENCHMARKS.md. TMA needs a contiguous last dimension and 16-byte aligned rows,
+1.045x the unit's non-persistent warp-specialized 128x256x64 3-stage kernel (1.658 ms);
+BENCHMARKS.md, bf16 GEMM sweep. TMA needs a contiguous last dimension and 16-byte aligned rows,
 so other layouts take the grouped GEMM.
 """
 

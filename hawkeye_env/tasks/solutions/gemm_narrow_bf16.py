@@ -6,8 +6,8 @@ program per 128x256 output tile, visited in grouped order (at N = 1024 a group o
 every tile column, so the programs that share an A strip run together and A crosses DRAM about
 once while B, 16 MB, stays in L2); A and B 64-wide K slices arrive through TMA descriptors in a
 3-stage ring, a producer warp feeding wgmma consumers. In the H200 bf16 GEMM sweep (2026-11-30,
-M = 16384, N = 1024, K = 8192) it ran 0.444 ms, 0.95x cuBLAS (0.423 ms) and 1.04x the previous
-expert (the grouped GEMM at 128x256x64, 3 stages, 8 warps: 0.461 ms); BENCHMARKS.md. TMA needs a
+M = 16384, N = 1024, K = 8192) it ran 0.444 ms, 0.95x cuBLAS (0.423 ms) and 1.04x the grouped
+GEMM at 128x256x64, 3 stages, 8 warps (0.461 ms); BENCHMARKS.md, bf16 GEMM sweep. TMA needs a
 contiguous last dimension and 16-byte aligned rows, so other layouts take the grouped GEMM at
 ``FALLBACK_TILES``.
 """
@@ -22,7 +22,7 @@ from units.tma_descriptors.kernel import tma_ready
 from units.warp_specialization.kernel import matmul as ws_matmul
 
 CONFIG = "tile_128x256x64_s3_w4_ws"  # a units.warp_specialization candidate, by name
-# The previous expert's tiles (0.461 ms in the same sweep), for layouts TMA cannot describe.
+# The grouped GEMM's tiles (0.461 ms in the same sweep), for layouts TMA cannot describe.
 FALLBACK_TILES = {"block_m": 128, "block_n": 256, "block_k": 64, "group_m": 8, "num_stages": 3, "num_warps": 8}
 
 

@@ -6,8 +6,8 @@ K-contiguous and feed ``tl.dot`` without a copy). One program per SM walks the 1
 (128x256x64, 3 stages, 8 warps) in grouped order, ``GROUP_M = 8`` tile-rows at a time, so the
 resident programs share activation and weight strips in L2 and no tail wave of whole programs is
 left at the end of each of the K = 14336 loops. In the H200 bf16 GEMM sweep (2026-11-30, M = 8192,
-N = 4096, K = 14336) it ran 1.508 ms, 0.90x ``F.linear`` (cuBLAS) and 1.21x the previous expert
-(the ``grouped_tile_order`` GEMM at the same tile, 0.74x); BENCHMARKS.md.
+N = 4096, K = 14336) it ran 1.508 ms, 0.90x ``F.linear`` (cuBLAS) and 1.21x the
+``grouped_tile_order`` GEMM at the same tile (0.74x); BENCHMARKS.md, bf16 GEMM sweep.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ K-contiguous and feed ``tl.dot`` without a copy). One program per SM walks the 8
 (128x256x64, 3 stages, 8 warps) in grouped order; at M = 1024 one group of ``GROUP_M = 8``
 tile-rows spans all of M, so the 8 MiB of activations stay in L2 while each weight strip crosses
 DRAM once. In the H200 bf16 GEMM sweep (2026-11-30, M = 1024, N = 28672, K = 4096) it ran 0.469 ms,
-0.82x ``F.linear`` (cuBLAS) and 1.11x the previous expert (the ``grouped_tile_order`` GEMM at the
-same tile, 0.74x); BENCHMARKS.md.
+0.82x ``F.linear`` (cuBLAS) and 1.11x the ``grouped_tile_order`` GEMM at the same tile (0.74x);
+BENCHMARKS.md, bf16 GEMM sweep.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the outputs in a second kernel parallel over chunks (16384 programs at that shap
 directly, not through ``chunk_simple_gla_auto``, so the task's CPU shapes (4 and 6 chunks, below
 the dispatcher's 8) check the same path that the GPU shape runs. Its state walk runs in
 ``segments_for`` segments (4 at the timed shape on an H200: 0.535 ms, 1.31x FLA, in the
-chunked-scan sweep of 2026-11-30, run 23; in one segment 0.78 ms, 0.90x).
+chunked-scan sweep of 2026-11-30; in one segment 0.78 ms, 0.90x; BENCHMARKS.md, Chunked scan).
 """
 
 from __future__ import annotations

@@ -1,0 +1,333 @@
+"""Markdown tables of the judge, suite and product benchmarks, one function per results schema.
+
+Each function takes the loaded results files of one BENCHMARKS.md area (``Loaded``: the path as
+written in the area and the parsed content) and returns the table's lines, with any summary lines
+below it. ``evals.benchmarks_doc`` puts them into BENCHMARKS.md; the kernel-development schemas
+(units, sweeps, Nsight Compute, host launch) are in ``evals.kerneldev.tables``.
+
+Schemas read:
+
+* ``gpu_tests``: the text ``python -m pytest tests/gpu`` prints.
+* ``calibration_rates`` and ``calibration_noise``: ``python -m evals.calibrate``'s JSON.
+* ``sandbox_cost``: JSON lines, one per ``hawkeye eval`` call, with ``sandbox`` on or off.
+* ``throughput``: ``python -m evals.bench_throughput``'s JSON.
+* ``verdict_latency``: ``python -m evals.bench_judge``'s JSON.
+* ``suite``: ``python -m evals.bench_tasks``'s JSON (several files: their tasks together).
+* ``tolerances``: ``python -m evals.kerneldev.correctness_probe``'s JSON lines.
+* ``best_of_n``: a ``hawkeye eval`` folder (its ``results.json``).
+* ``grpo``: the JSON of a ``hawkeye train grpo`` run.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One results file: ``path`` relative to the repository, ``data`` its parsed content (a dict
+    or list for JSON, a list of dicts for JSON lines, a string for text)."""
+
+    path: str
+    data: Any
+
+
+def fmt(x, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table; ``|`` inside a cell becomes ``/``."""
+    def line(cells):
+        return "| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |"
+
+    return [line(header), "|" + " --- |" * len(header), *(line(r) for r in rows)]
+
+
+def spread(values: list[float], spec: str = ".3f") -> str:
+    """``median (min-max)`` of ``values``; the value alone when there is one."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return format(values[0], spec)
+    return f"{format(statistics.median(values), spec)} ({format(min(values), spec)}-{format(max(values), spec)})"
+
+
+# --- judge ---------------------------------------------------------------------------------------
+
+_SUMMARY_RE = re.compile(r"=+ (.*?) in ([\d.]+)s")
+
+
+def gpu_tests(files: list[Loaded]) -> list[str]:
+    """Outcome counts and each failed test of a pytest log."""
+    rows = []
+    notes = []
+    for f in files:
+        text = f.data
+        summary = _SUMMARY_RE.findall(text) or re.findall(r"^(\d+ \w+(?:, \d+ \w+)*) in ([\d.]+)s", text, re.M)
+        counts, seconds = summary[-1] if summary else ("no summary line", "-")
+        failed = re.findall(r"^FAILED (\S+)", text, re.M)
+        rows.append([f"`{f.path}`", counts, seconds, "<br>".join(f"`{t}`" for t in failed) or "-"])
+        if "stopping after" in text:
+            notes.append(f"`{f.path}`: the run stopped at its first failure (`-x`); the tests after it did not run.")
+    return md_table(["log", "outcome", "seconds", "failed"], rows) + ([""] + notes if notes else [])
+
+
+CALIBRATION_HACKS = (
+    ("lower_precision", "lower precision rejected"),
+    ("skip_rows_1pct", "1% rows zeroed rejected"),
+    ("skip_elements_0.1pct", "0.1% elements zeroed rejected"),
+)
+
+
+def _rejected(rate: dict) -> str:
+    cell = f"{rate['failed']} / {rate['trials']}"
+    if "verdicts" in rate:
+        cell += f" (verdicts {rate['verdicts_failed']} / {rate['verdicts']})"
+    return cell
+
+
+def calibration_rates(files: list[Loaded]) -> list[str]:
+    """False negatives (expert and vendor trials that failed) and false positives (wrong outputs
+    that passed) per task: failed / trials, and per verdict where the file counts verdicts."""
+    rows, notes = [], []
+    for f in files:
+        for task, entry in f.data.get("correctness", {}).items():
+            if "rates" not in entry:
+                rows.append([task, "error", "-", "-", *("-" for _ in CALIBRATION_HACKS)])
+                continue
+            rates = entry["rates"]
+            vendors = ", ".join(f"{n.removeprefix('vendor:')} {_rejected(r)}" for n, r in rates.items()
+                                if n.startswith("vendor:") and r["trials"])
+            rows.append([task, str(entry["trials"]), _rejected(rates["expert"]), vendors or "-",
+                         *(_rejected(rates[h]) if h in rates else "-" for h, _ in CALIBRATION_HACKS)])
+            notes += [f"{task}: {n.removeprefix('vendor:')} unavailable ({why})"
+                      for n, why in entry.get("vendors_unavailable", {}).items()]
+    header = ["task", "trials", "expert failed / trials", "vendor failed / trials",
+              *(label for _, label in CALIBRATION_HACKS)]
+    return md_table(header, rows) + ([""] + notes if notes else [])
+
+
+def calibration_noise(files: list[Loaded]) -> list[str]:
+    """The scored speedup and device time of repeated verdicts of one expert, per concurrency."""
+    rows = []
+    for f in files:
+        for task, by_k in f.data.get("noise", {}).items():
+            for k, r in by_k.items():
+                if not isinstance(r, dict) or "speedup" not in r:
+                    continue
+                s, t = r["speedup"], r["candidate_ms"]
+                timing = [x for x in r.get("timing", []) if isinstance(x, dict)]
+                cvs = [x["cv"] for x in timing if "cv" in x]
+                launch = [x["host_launch_ms"] for x in timing if "host_launch_ms" in x]
+                rows.append([
+                    task, k, str(s.get("n", 0)),
+                    f"{fmt(t.get('median'), '.4f')} ({fmt(t.get('min'), '.4f')}-{fmt(t.get('max'), '.4f')})",
+                    f"{fmt(s.get('median'))} ({fmt(s.get('min'))}-{fmt(s.get('max'))})",
+                    fmt(s.get("max_over_min")), fmt(s.get("best_over_median")),
+                    spread(cvs, ".4f"), spread(launch, ".3f"),
+                ])
+    header = ["task", "in flight", "verdicts", "device ms, median (min-max)",
+              "speedup over the fastest scored baseline, median (min-max)", "max/min", "best / median",
+              "timing CV (first verdicts)", "host launch ms (first verdicts)"]
+    return md_table(header, rows)
+
+
+def sandbox_cost(files: list[Loaded]) -> list[str]:
+    """One row per ``hawkeye eval`` call: verdicts, throughput and median times, sandbox on or off."""
+    rows = []
+    for f in files:
+        for r in f.data:
+            stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
+            rows.append([r["sandbox"], str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
+                         "yes" if r.get("rc") == 124 else "no", fmt(r.get("verdicts_per_min_judging"), ".1f"),
+                         fmt(r.get("worker_wall_s_median"), ".1f"), fmt(r.get("verdict_wall_s_median"), ".1f")])
+    header = ["sandbox", "verdicts", "stages", "wall s", "stopped by the call's limit", "verdicts / min judging",
+              "worker s (median)", "verdict wall s (median)"]
+    return md_table(header, rows)
+
+
+def replay_verdicts(files: list[Loaded]) -> list[str]:
+    """One row per expert verdict of ``evals.bench_replay``: replayed device time, the replay's
+    host launch, the scored time, speedups and where the verdict's seconds went."""
+    rows = []
+    for f in files:
+        for r in f.data["verdicts"]:
+            scored = {k: v for k, v in (r.get("speedup") or {}).items() if k in ("eager", "compile")}
+            vendor = {k: v for k, v in (r.get("speedup") or {}).items() if k not in ("eager", "compile")}
+            rows.append([r["task"], r["stage"], fmt(r.get("device_ms"), ".4f"), fmt(r.get("host_launch_ms"), ".4f"),
+                         fmt(r.get("scored_ms"), ".4f"), fmt(max(scored.values()) if scored else None, ".2f"),
+                         ", ".join(f"{k} {v:.2f}" for k, v in sorted(vendor.items())) or "-",
+                         fmt(r.get("worker_s"), ".2f"), fmt(r.get("replay_s"), ".2f"), fmt(r.get("compare_s"), ".2f")])
+    header = ["task", "stage", "device ms", "replay host launch ms", "scored ms", "speedup over eager/compile (best)",
+              "vs vendor", "recording worker s", "replay s", "compare s"]
+    return md_table(header, rows)
+
+
+def kernelbench_import(files: list[Loaded]) -> list[str]:
+    """Per KernelBench level: files, imported, with a CPU shape, GPU only, refused, wall seconds and
+    the reasons of those not imported or GPU only."""
+    rows = []
+    for f in files:
+        for r in f.data["levels"]:
+            rows.append([str(r["level"]), str(r["files"]), str(r["imported"]), str(r["cpu_shape"]), str(r["gpu_only"]),
+                         str(r["refused"]), fmt(r["wall_s"], ".0f"), "<br>".join(r["reasons"]) or "-"])
+    header = ["level", "files", "imported", "with a CPU shape", "GPU only", "refused", "import s", "reasons"]
+    return md_table(header, rows)
+
+
+def throughput(files: list[Loaded]) -> list[str]:
+    """Cold and warm batches per GPU count, lone warm gemm_bf16 verdicts, and the GPU speedup."""
+    rows, lines = [], []
+    for f in files:
+        report = f.data
+        for count, run in sorted(report["runs"].items(), key=lambda kv: int(kv[0])):
+            for phase in ("cold", "warm"):
+                if phase in run:
+                    r = run[phase]
+                    rows.append([count, phase, str(r["candidates"]), fmt(r["wall_s"], ".1f"),
+                                 fmt(r["candidates_per_min"], ".1f"), fmt(r["candidates_per_gpu_min"], ".1f"),
+                                 fmt(r.get("gemm_wall_s_median"), ".2f"), str(len(r["unexpected"]))])
+            alone = run.get("gemm_alone")
+            if alone:
+                rows.append([count, f"gemm_bf16 alone x{len(alone['wall_s'])}", "-", "-", "-", "-",
+                             spread(alone["wall_s"], ".2f"), "-"])
+        s = report.get("summary", {})
+        for phase, x in s.get("speedup", {}).items():
+            lo, hi = s["speedup_gpus"]
+            lines.append(f"{lo} -> {hi} GPUs, {phase}: {x:.2f}x the candidates per minute.")
+    header = ["GPUs", "phase", "candidates", "wall s", "candidates / min", "per GPU-minute",
+              "gemm_bf16 verdict s (median)", "unexpected stages"]
+    return md_table(header, rows) + ([""] + lines if lines else [])
+
+
+def verdict_latency(files: list[Loaded]) -> list[str]:
+    """Cold, warm and cached verdict wall time per task, and the repeated verdicts' spread."""
+    rows = []
+    for f in files:
+        for task, t in f.data["tasks"].items():
+            per_verdict = t.get("candidate_median_ms_per_verdict") or []
+            speedups = ", ".join(f"{n} {s:.2f}x" for n, s in sorted(t.get("speedup", {}).items())) or "-"
+            rows.append([f"`{f.path.rsplit('/', 1)[-1]}`", task, t["stage"], fmt(t.get("cold_wall_s"), ".1f"),
+                         fmt(t.get("warm_wall_s_median"), ".2f"), fmt(t.get("cached_wall_s"), ".3f"),
+                         ", ".join(f"{x:.3f}" for x in per_verdict) or "-",
+                         fmt(t.get("verdict_to_verdict_cv")), speedups])
+    header = ["file", "task", "stage", "cold s", "warm s (median)", "cached s", "candidate ms per verdict",
+              "verdict-to-verdict CV", "speedup"]
+    return md_table(header, rows)
+
+
+# --- suite ---------------------------------------------------------------------------------------
+
+
+def suite(files: list[Loaded]) -> list[str]:
+    """The task suite's table as ``python -m evals.bench_tasks`` prints it, the tasks of every file
+    together (a later file's task replaces an earlier one's)."""
+    from evals.bench_tasks import render
+
+    merged = {**files[0].data, "tasks": {}}
+    for f in files:
+        merged["tasks"].update(f.data["tasks"])
+    merged["tasks"] = dict(sorted(merged["tasks"].items()))
+    markdown = render(merged)[1].splitlines()
+    table = markdown[markdown.index("") + 1:]
+    bandwidth = [f"`{f.path.rsplit('/', 1)[-1]}` {f.data['copy_bandwidth']['gbps']:.0f} GB/s"
+                 for f in files if f.data.get("copy_bandwidth")]
+    return table + ([""] + ["Copy bandwidth, measured in the same call: " + ", ".join(bandwidth) + "."]
+                    if bandwidth else [])
+
+
+def tolerances(files: list[Loaded]) -> list[str]:
+    """Each implementation's worst element over its bound (``max_err_ratio``; > 1 fails) and
+    relative L2 per task, shape and distribution."""
+    rows = []
+    runners: list[str] = []
+    for f in files:
+        for r in f.data:
+            runners += [k for k in r if k not in ("task", "shape", "dist", "s") and k not in runners]
+    for f in files:
+        for r in f.data:
+            shape = " ".join(f"{k}{v}" for k, v in r["shape"].items())
+            cells = []
+            for name in runners:
+                trials = r.get(name)
+                if isinstance(trials, str):
+                    cells.append("unavailable")
+                elif not trials:
+                    cells.append("-")
+                elif all(t.get("ok") for t in trials):
+                    worst = max(trials, key=lambda t: t.get("max_err_ratio") or 0)
+                    cells.append(f"{fmt(worst.get('max_err_ratio'), '.2f')} / {fmt(worst.get('rel_l2'), '.1e')}")
+                else:
+                    cells.append("**fail**: " + next(t.get("reason", "") for t in trials if not t.get("ok"))[:90])
+            rows.append([r["task"], shape, r.get("dist", "-"), *cells])
+    return md_table(["task", "shape", "distribution", *runners], rows)
+
+
+# --- product -------------------------------------------------------------------------------------
+
+BEST_OF_K = (1, 2, 4, 8, 16, 32)
+JUDGE_BASELINES = ("best", "eager", "compile")
+
+
+def best_of_n(files: list[Loaded]) -> list[str]:
+    """Per task: correct rate, best-of-k speedup over the fastest baseline, best speedup over
+    torch.compile and each vendor; then the suite's geomeans."""
+    rows, lines = [], []
+    for f in files:
+        results = f.data
+        for task, t in results["tasks"].items():
+            curve = t.get("best_of_k_speedup") or []
+            ks = ", ".join(fmt(curve[k - 1], ".2f") for k in BEST_OF_K if k <= len(curve))
+            best = t.get("best_speedup", {})
+            vendors = ", ".join(f"{n} {v:.2f}x" for n, v in sorted(best.items()) if n not in JUDGE_BASELINES)
+            rows.append([task, str(t["candidates"]), fmt(t["correct_rate"], ".2f"), ks,
+                         fmt(best.get("compile"), ".2f") + "x", vendors or "-"])
+        overall, judge = results["overall"], results.get("judge", {})
+        geo = overall.get("geomean_best_speedup", {})
+        parts = [f"{n} {g['over_solved']:.2f}x ({g['solved_tasks']} tasks)" for n, g in sorted(geo.items())]
+        lines.append(f"{overall['candidates']} candidates; compile rate {overall['compile_rate']:.2f}, correct rate "
+                     f"{overall['correct_rate']:.2f}, violation rate {overall['violation_rate']:.3f}.")
+        lines.append("Geomean best speedup over each baseline: " + ", ".join(parts) + ".")
+        curve = overall.get("best_of_k_speedup") or []
+        if curve:
+            lines.append("Best-of-k speedup over the fastest baseline, averaged over the tasks, k = "
+                         + ", ".join(str(k) for k in BEST_OF_K if k <= len(curve)) + ": "
+                         + ", ".join(fmt(curve[k - 1], ".2f") for k in BEST_OF_K if k <= len(curve)) + ".")
+        if judge.get("judged"):
+            lines.append(f"{judge['judged']} fresh verdicts, {judge['judged_per_gpu_minute']:.1f} per GPU-minute.")
+    header = ["task", "candidates", "correct", "best-of-k speedup over the fastest baseline, k = 1, 2, 4, 8, 16, 32",
+              "best vs torch.compile", "best vs vendor"]
+    return md_table(header, rows) + [""] + lines
+
+
+GRPO_COLUMNS = (
+    ("reward", "reward (mean)", ".3f"), ("reward_std", "reward std", ".3f"),
+    ("judge/compile_rate", "compiled", ".2f"), ("judge/correct_rate", "correct", ".2f"),
+    ("judge/timed_rate", "timed", ".2f"), ("judge/violation_rate", "violations", ".2f"),
+    ("judge/mean_speedup", "mean speedup", ".2f"), ("step_time", "step s", ".1f"),
+)
+
+
+def grpo(files: list[Loaded]) -> list[str]:
+    """GRPO steps (reward and the judge's rates per step) after the supervised warm start."""
+    rows, lines = [], []
+    for f in files:
+        run = f.data
+        for i, step in enumerate(run["grpo_steps"], start=1):
+            rows.append([str(i), *(fmt(step.get(key), spec) for key, _, spec in GRPO_COLUMNS)])
+        sft = run.get("sft", {})
+        if sft:
+            last = sft.get("last", {})
+            lines.append(f"Supervised warm start: {sft['steps']} steps, "
+                         f"{fmt(sft.get('summary', {}).get('train_runtime'), '.0f')} s, final token accuracy "
+                         f"{fmt(last.get('mean_token_accuracy'), '.2f')}.")
+        split = run.get("split", {})
+        if split:
+            train, held_out = ", ".join(split.get("train", [])), ", ".join(split.get("eval", []))
+            lines.append(f"Tasks: train {train}; held out {held_out}.")
+    return md_table(["step", *(label for _, label, _ in GRPO_COLUMNS)], rows) + ([""] + lines if lines else [])

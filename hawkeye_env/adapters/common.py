@@ -1,0 +1,64 @@
+"""What every adapter shares: one judge per process, episodes of the env, and one-reply scoring.
+
+An adapter (verifiers, SkyRL-gym, veRL) is a thin layer over ``KernelOptEnv`` and the one
+evaluator: prompts are the env's observation, rewards are the env's step rewards, and verdicts come
+from a process-wide ``JudgeQueue`` (``shared_judge``), so concurrent rollouts of a trainer are
+judged in ``evaluate_many`` batches. ``$HAWKEYE_STORE`` names the results store (the evaluator's
+default when unset) and ``$HAWKEYE_JUDGE_DEVICE`` the device (``auto``). Example::
+
+    from hawkeye_env.adapters.common import score_reply
+    reward, verdict = score_reply("vector_add_fp32", "```python\\n...```")
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from hawkeye_env.env import KernelOptEnv
+from hawkeye_env.judge.evaluator import Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.server.judge_queue import JudgeQueue
+
+DEVICE_ENV = "HAWKEYE_JUDGE_DEVICE"
+_QUEUES: dict[tuple, JudgeQueue] = {}
+_LOCK = threading.Lock()
+
+
+def shared_judge(store: str | None = None, device: str | None = None, workers: int | None = None) -> JudgeQueue:
+    """The process's ``JudgeQueue`` for ``(store, device, workers)``, built on first use.
+
+    ``store`` defaults to ``$HAWKEYE_STORE`` (the evaluator's own default), ``device`` to
+    ``$HAWKEYE_JUDGE_DEVICE`` or ``auto``."""
+    device = device or os.environ.get(DEVICE_ENV, "auto")
+    key = (store, device, workers)
+    with _LOCK:
+        if key not in _QUEUES:
+            _QUEUES[key] = JudgeQueue(Evaluator(ResultStore(store)), device, workers)
+        return _QUEUES[key]
+
+
+def new_episode(task_id: str, judge: JudgeQueue, **env_kwargs) -> tuple[KernelOptEnv, dict]:
+    """A ``KernelOptEnv`` on ``judge``'s evaluator, reset on ``task_id``; returns ``(env, obs)``."""
+    env = KernelOptEnv(tasks=[task_id], evaluator=judge.evaluator, device=judge.device, **env_kwargs)
+    obs, _ = env.reset(options={"task": task_id})
+    return env, obs
+
+
+def judged_step(env: KernelOptEnv, judge: JudgeQueue, reply: str):
+    """``env.step(reply)`` with the verdict from ``judge``: ``(obs, reward, terminated, truncated, info)``."""
+    candidate, verdict = env.prepare_step(reply)
+    if verdict is None:
+        verdict = judge.judge(env.task_id, candidate)
+    return env.finish_step(candidate, verdict)
+
+
+def score_reply(task_id: str, reply: str, judge: JudgeQueue | None = None) -> tuple[float, dict]:
+    """The env's first-turn reward of ``reply`` on ``task_id`` and its verdict dict."""
+    judge = judge or shared_judge()
+    env, _ = new_episode(task_id, judge, context="none", max_turns=1)
+    _, reward, _, _, info = judged_step(env, judge, reply)
+    return float(reward), info["verdict"]
+
+
+__all__ = ["DEVICE_ENV", "judged_step", "new_episode", "score_reply", "shared_judge"]

@@ -1,0 +1,126 @@
+"""verifiers (prime-rl): ``load_environment()`` and the taskset, the judge as the rubric.
+
+verifiers 0.4 (``import verifiers.v1 as vf``) builds an environment from a taskset: here one
+``KernelTask`` per task id whose prompt is the env's first observation (``system_prompt`` the
+contract, ``prompt`` the user message) and whose ``@vf.reward`` is the env's reward of the reply,
+judged by the one evaluator through the process's shared judge. ``KernelMultiTurnEnv`` plays the
+user for multi-turn episodes: it sends the env's observation, steps ``KernelOptEnv`` with each
+reply and sends the judge's feedback back, until the episode ends; the trace's reward is the last
+step's reward and every turn's reward is recorded as a metric (``turn_<i>_reward``) for turn-level
+credit assignment. Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
+
+    from hawkeye_env.adapters.verifiers_env import load_environment
+    env = load_environment(tasks=["vector_add_fp32"], context="docs", max_turns=3)   # max_turns=1: single-turn
+
+verifiers finds a taskset by a top-level module name (its plugin id); importing this module makes
+it importable as ``TASKSET_ID`` (``hawkeye_kernels``) in this process, the id its configs carry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+
+from hawkeye_env.adapters.common import judged_step, new_episode, score_reply, shared_judge
+
+INSTALL_HINT = "the verifiers adapter needs verifiers: pip install 'hawkeye-env[verifiers]'"
+TASKSET_ID = "hawkeye_kernels"
+
+try:
+    import verifiers.v1 as vf
+except ImportError as exc:
+    raise ImportError(INSTALL_HINT) from exc
+
+
+class KernelData(vf.TaskData):
+    """One task: its id, the env's context mode and the episode length."""
+
+    task_id: str
+    context: str = "docs"
+    max_turns: int = 1
+    target_speedup: float | None = None
+
+
+class KernelTask(vf.Task[KernelData]):
+    """A task whose reward is the env's reward of the rollout's last reply (single-turn)."""
+
+    @vf.reward(weight=1.0)
+    async def kernel_reward(self, trace: vf.Trace) -> float:
+        if "hawkeye_rewards" in trace.info:  # the multi-turn env already stepped the episode
+            return float(trace.info["hawkeye_rewards"][-1]) if trace.info["hawkeye_rewards"] else -1.0
+        reward, verdict = await asyncio.to_thread(score_reply, self.data.task_id, trace.last_reply)
+        trace.info["hawkeye_verdict"] = verdict
+        return reward
+
+
+class KernelTasksetConfig(vf.TasksetConfig):
+    tasks: list[str] = []
+    """task ids (``hawkeye tasks list``); empty means every registered task"""
+    context: str = "docs"
+    """unit context of the prompts: ``none``, ``docs``, ``units`` or ``full``"""
+    max_turns: int = 1
+    """judged replies per episode (``KernelMultiTurnEnv``)"""
+    target_speedup: float | None = None
+    """speedup that ends an episode early; None: the first correct kernel ends it"""
+
+
+class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
+    """One ``KernelTask`` per task, prompted with the env's own first observation."""
+
+    def load(self) -> Iterator[KernelTask]:
+        from hawkeye_env.tasks.registry import list_tasks
+
+        judge = shared_judge()
+        for task_id in self.config.tasks or [s.id for s in list_tasks()]:
+            env, obs = new_episode(task_id, judge, context=self.config.context)
+            system, user = json.loads(obs["messages"])
+            env.close()
+            yield KernelTask(KernelData(id=task_id, name=task_id, task_id=task_id, context=self.config.context,
+                                        max_turns=self.config.max_turns, target_speedup=self.config.target_speedup,
+                                        system_prompt=system["content"],
+                                        prompt=[{"role": "user", "content": user["content"]}]), self.config.task)
+
+
+class KernelEnvConfig(vf.EnvConfig):
+    player: vf.AgentConfig = vf.AgentConfig()
+
+
+class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
+    """The env plays the user: observation out, reply in, ``KernelOptEnv.step``, feedback out."""
+
+    async def run(self, task, agents) -> None:
+        judge = shared_judge()
+        env, obs = new_episode(task.data.task_id, judge, context=task.data.context, max_turns=task.data.max_turns,
+                               target_speedup=task.data.target_speedup)
+        rewards: list[float] = []
+        async with agents.player.interaction(task) as interaction:
+            segment = await interaction.turn(json.loads(obs["messages"])[-1]["content"])
+            while not segment.terminated:
+                obs, reward, terminated, truncated, info = await asyncio.to_thread(
+                    judged_step, env, judge, segment.last_reply)
+                rewards.append(float(reward))
+                if terminated or truncated:
+                    break
+                segment = await interaction.turn(json.loads(obs["messages"])[-1]["content"])
+        trace = interaction.trace
+        trace.info["hawkeye_rewards"] = rewards
+        trace.record_metrics({f"turn_{i}_reward": r for i, r in enumerate(rewards)})
+        env.close()
+
+
+def load_environment(tasks: list[str] | None = None, context: str = "docs", max_turns: int = 1,
+                     target_speedup: float | None = None, **env_config) -> KernelMultiTurnEnv:
+    """The verifiers ``Env`` over ``KernelTaskset``: ``max_turns=1`` is single-turn (one judged reply),
+    more is multi-turn (the judge's feedback goes back to the model after each reply)."""
+    taskset = KernelTasksetConfig(id=TASKSET_ID, tasks=list(tasks or []), context=context, max_turns=max_turns,
+                                  target_speedup=target_speedup)
+    return KernelMultiTurnEnv(KernelEnvConfig(taskset=taskset, **env_config))
+
+
+sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
+
+__all__ = ["INSTALL_HINT", "TASKSET_ID", "KernelData", "KernelEnvConfig", "KernelMultiTurnEnv", "KernelTask",
+           "KernelTaskset",
+           "KernelTasksetConfig", "load_environment"]

@@ -1,0 +1,67 @@
+"""veRL: a reward function with veRL's signature, its batch form, and the dataset rows to go with it.
+
+veRL's ``custom_reward_function`` is called as ``compute_score(data_source, solution_str,
+ground_truth, extra_info=None)`` (the naive reward manager, one response at a time) or, with
+``reward_model.reward_manager=batch``, as ``compute_score(data_sources=..., solution_strs=...,
+ground_truths=..., extra_infos=...)``. Here ``ground_truth`` is the task id; the score is the env's
+first-turn reward (reward v2) from the one evaluator through the process's shared judge, returned
+as ``{"score": reward, "stage": ..., "correct": ...}`` (veRL logs the extra keys). The batch form
+queues every response at once, so they are judged in ``evaluate_many`` batches. No veRL import is
+needed. Config::
+
+    custom_reward_function.path=$(python -c "import hawkeye_env.adapters.verl as m; print(m.__file__)")
+    custom_reward_function.name=compute_score          # or compute_score_batch with reward_manager=batch
+
+Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v1``, ``prompt`` the
+env's messages, ``reward_model.ground_truth`` the task id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from hawkeye_env.adapters.common import new_episode, score_reply, shared_judge
+from hawkeye_env.registration import KERNEL_OPT_ID
+
+VERDICT_KEYS = ("stage", "correct", "compiled", "timed")
+
+
+def _result(reward: float, verdict: dict) -> dict:
+    return {"score": reward, **{k: verdict.get(k) for k in VERDICT_KEYS},
+            "best_speedup": verdict.get("best_speedup") or 0.0}
+
+
+def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None) -> dict:
+    """veRL's reward signature: the env's reward of ``solution_str`` on task ``ground_truth``."""
+    reward, verdict = score_reply(ground_truth, solution_str)
+    return _result(reward, verdict)
+
+
+def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[str],
+                        extra_infos: Sequence[dict | None] | None = None) -> list[dict]:
+    """veRL's batch reward signature: every response judged concurrently, results in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not len(solution_strs) == len(ground_truths) == len(data_sources):
+        raise ValueError("data_sources, solution_strs and ground_truths must have one entry per response")
+    judge = shared_judge()
+    with ThreadPoolExecutor(max_workers=max(1, min(64, len(solution_strs)))) as pool:
+        scored = list(pool.map(lambda pair: score_reply(pair[1], pair[0], judge), zip(solution_strs, ground_truths)))
+    return [_result(reward, verdict) for reward, verdict in scored]
+
+
+def verl_rows(task_ids: Sequence[str], context: str = "docs", split: str = "train") -> list[dict]:
+    """veRL RL-dataset rows (write them with ``pandas.DataFrame(rows).to_parquet``), one per task."""
+    judge = shared_judge()
+    rows = []
+    for i, task_id in enumerate(task_ids):
+        env, obs = new_episode(task_id, judge, context=context)
+        rows.append({"data_source": KERNEL_OPT_ID, "prompt": json.loads(obs["messages"]), "ability": "kernel",
+                     "reward_model": {"style": "rule", "ground_truth": task_id},
+                     "extra_info": {"split": split, "index": i, "context": context}})
+        env.close()
+    return rows
+
+
+__all__ = ["compute_score", "compute_score_batch", "verl_rows"]

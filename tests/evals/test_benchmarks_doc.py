@@ -1,0 +1,123 @@
+"""BENCHMARKS.md is what ``python -m evals.benchmarks_doc`` renders from ``evals/results/`` and the
+template, every results file it names exists and every file under ``evals/results/`` is read by an
+area; and the results schemas that new files arrive in (``evals.calibrate``,
+``evals.bench_throughput``, ``evals.bench_tasks``) render."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from evals import benchmarks_doc
+from evals.benchmarks_doc import AREAS, REPO, RESULTS, Area, render_area, results_files
+
+
+def test_benchmarks_md_is_up_to_date():
+    assert benchmarks_doc.main(["--check"]) == 0, "run python -m evals.benchmarks_doc"
+
+
+def test_every_results_file_the_generator_names_exists():
+    missing = [str(p) for p in results_files() if not (REPO / p).exists()]
+    assert not missing, missing
+
+
+def test_every_results_file_is_read_by_an_area():
+    named = {p.name for p in results_files()}
+    stray = sorted(p.name for p in (REPO / RESULTS).iterdir() if p.name not in named)
+    assert not stray, f"results no area reads (name them in AREAS or delete them): {stray}"
+
+
+def test_area_keys_are_unique_and_benchmarks_names_no_run():
+    keys = [a.key for a in AREAS]
+    assert len(keys) == len(set(keys))
+    text = (REPO / "BENCHMARKS.md").read_text()
+    assert not re.search(r"\b[Rr]uns? \d|\bruns?\d", text), "a run number in BENCHMARKS.md"
+
+
+def test_check_reports_a_stale_document(tmp_path, monkeypatch, capsys):
+    (tmp_path / RESULTS).mkdir(parents=True)
+    (tmp_path / "evals" / "benchmarks_template.md").write_text("# B\n\n{{table:grpo}}\n")
+    shutil.copy(REPO / RESULTS / "grpo-h200-2026-11-30.json", tmp_path / RESULTS)
+    monkeypatch.setattr(benchmarks_doc, "REPO", tmp_path)
+    area = next(a for a in AREAS if a.key == "grpo")
+    monkeypatch.setattr(benchmarks_doc, "AREAS", (area,))
+    assert benchmarks_doc.main([]) == 0
+    assert benchmarks_doc.main(["--check"]) == 0
+    (tmp_path / "BENCHMARKS.md").write_text("# B\n\nedited by hand\n")
+    assert benchmarks_doc.main(["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+
+
+def test_a_placeholder_without_an_area_is_refused(tmp_path):
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "benchmarks_template.md").write_text("{{table:nope}}\n")
+    with pytest.raises(ValueError, match="nope"):
+        benchmarks_doc.render(tmp_path, ())
+
+
+def _area(tmp_path, render, name: str, data, **kw) -> list[str]:
+    (tmp_path / RESULTS).mkdir(parents=True, exist_ok=True)
+    (tmp_path / RESULTS / name).write_text(json.dumps(data))
+    return render_area(Area("x", render, (name,), **kw), root=tmp_path)
+
+
+VERSIONS = {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "triton": "3.6.0", "judge": "abc", "reward": "v2"}
+
+
+def test_a_calibration_file_renders_with_its_command(tmp_path):
+    from evals import benchmark_tables
+
+    rate = {"trials": 4, "failed": 0, "failures": [], "verdicts": 1, "verdicts_failed": 0}
+    hack = {"trials": 4, "failed": 3, "failures": [], "verdicts": 1, "verdicts_failed": 1, "passed": 1}
+    data = {
+        "date": "2026-12-02", "device": "cuda", "versions": VERSIONS,
+        "args": {"device": "cuda", "tasks": "gemm_bf16", "trials": 4, "verdicts": 3, "in_flight": [1, 4],
+                 "noise_tasks": "gemm_bf16", "budget_s": 300.0, "skip": []},
+        "correctness": {"gemm_bf16": {"trials": 4, "vendors_unavailable": {}, "rates": {
+            "expert": rate, "vendor:cublas": rate, "lower_precision": hack, "skip_rows_1pct": hack,
+            "skip_elements_0.1pct": hack}}},
+        "noise": {"gemm_bf16": {"1": {"speedup": {"n": 3, "median": 0.92, "min": 0.91, "max": 0.93,
+                                                  "max_over_min": 1.02, "best_over_median": 1.01},
+                                      "candidate_ms": {"n": 3, "median": 0.2, "min": 0.19, "max": 0.21},
+                                      "timing": [{"cv": 0.003, "host_launch_ms": 0.06}]}}},
+    }
+    rates = "\n".join(_area(tmp_path, benchmark_tables.calibration_rates, "judge-calibration-h200-2026-12-02.json",
+                            data))
+    assert "python -m evals.calibrate --device cuda --tasks gemm_bf16 --trials 4" in rates
+    assert "| gemm_bf16 | 4 | 0 / 4 (verdicts 0 / 1) | cublas 0 / 4 (verdicts 0 / 1) | 3 / 4 (verdicts 1 / 1)" in rates
+    assert "NVIDIA H200, 2026-12-02" in rates
+    noise = "\n".join(_area(tmp_path, benchmark_tables.calibration_noise, "judge-calibration-h200-2026-12-02.json",
+                            data))
+    assert "| gemm_bf16 | 1 | 3 | 0.2000 (0.1900-0.2100) | 0.920 (0.910-0.930) | 1.020 |" in noise
+
+
+def test_a_throughput_file_renders(tmp_path):
+    from evals import benchmark_tables
+
+    phase = {"candidates": 19, "wall_s": 50.0, "candidates_per_min": 22.8, "candidates_per_gpu_min": 22.8,
+             "gemm_wall_s_median": 2.5, "unexpected": []}
+    data = {"date": "2026-12-02", "versions": VERSIONS,
+            "runs": {"1": {"cold": phase, "warm": phase, "gemm_alone": {"wall_s": [1.5, 1.6, 1.7]}},
+                     "2": {"cold": {**phase, "candidates_per_min": 41.0}}},
+            "summary": {"speedup": {"cold": 1.8}, "speedup_gpus": [1, 2]}}
+    text = "\n".join(_area(tmp_path, benchmark_tables.throughput, "throughput-h200-2026-12-02.json", data,
+                           command="python -m evals.bench_throughput --device cuda"))
+    assert "| 1 | gemm_bf16 alone x3 | - | - | - | - | 1.60 (1.50-1.70) | - |" in text
+    assert "1 -> 2 GPUs, cold: 1.80x" in text
+    assert "`python -m evals.bench_throughput --device cuda`" in text
+
+
+def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
+    from evals import benchmark_tables
+
+    row = {"stage": "correct", "timed": True, "expert_ms": 0.25, "tflops": 550.0, "gbps": 400.0,
+           "copy_fraction": 0.1, "speedup": {"cublas": 0.93}, "unavailable": {},
+           "targets": {"cublas": {"target": 1.0, "measured": 0.93, "status": "missed"}}}
+    data = {"date": "2026-12-02", "gpu": "NVIDIA H200", "driver": "580", "versions": VERSIONS,
+            "copy_bandwidth": {"gbps": 4200.0}, "tasks": {"gemm_bf16": row}}
+    text = "\n".join(_area(tmp_path, benchmark_tables.suite, "tasks-h200-2026-12-02.json", data))
+    assert "| gemm_bf16 | correct | 0.2500 | 550.0 | 400 | 10% | cublas 0.93x | cublas>=1.0: 0.93 missed |" in text
+    assert "4200 GB/s" in text

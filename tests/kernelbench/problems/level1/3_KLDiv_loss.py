@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KL divergence between two distributions given as probabilities (rows sum to one)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions, targets):
+        return torch.nn.functional.kl_div(torch.log(predictions), targets, reduction="batchmean")
+
+
+batch_size = 128
+input_shape = (4096,)
+dim = 1
+
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape).softmax(dim=-1),
+            torch.rand(batch_size, *input_shape).softmax(dim=-1)]
+
+
+def get_init_inputs():
+    return []

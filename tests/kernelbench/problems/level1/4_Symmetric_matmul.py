@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Multiplies two symmetric matrices."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+
+N = 2048
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N)
+    return [(A + A.T) / 2, (B + B.T) / 2]
+
+
+def get_init_inputs():
+    return []

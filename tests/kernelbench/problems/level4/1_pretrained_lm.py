@@ -1,0 +1,26 @@
+import torch  # noqa: I001 - the order matters: the missing module comes first
+import hawkeye_this_module_does_not_exist  # noqa: F401
+from transformers import AutoConfig, AutoModelForCausalLM
+
+
+class Model(torch.nn.Module):
+    def __init__(self, model_name, config):
+        super().__init__()
+        self.model = AutoModelForCausalLM.from_pretrained(model_name, config=config)
+
+    def forward(self, x):
+        return self.model(x).logits
+
+
+model_name = "some-org/some-model"
+config = AutoConfig.from_pretrained(model_name)
+batch_size = 4
+sequence_length = 32
+
+
+def get_inputs():
+    return [torch.randint(0, config.vocab_size, (batch_size, sequence_length))]
+
+
+def get_init_inputs():
+    return [model_name, config]

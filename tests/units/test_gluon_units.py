@@ -1,0 +1,106 @@
+"""The Gluon units: registered like every unit, skipped on CPU with the reason, cross-compiled for
+sm_90a without a GPU, and run against the reference on a Hopper GPU.
+
+On CPU (no interpreter for Gluon) the honest checks are the registry's (the solution is skipped
+with ``GLUON_CPU_SKIP``, the naive twin and reference still run: ``test_units``), and that Triton
+compiles every configuration for the H200 (``units.gluon_compile``), with the resources the design
+promises: 384 threads (a producer warpgroup and two consumer warpgroups), no spills, shared memory
+within the H200's 227 KiB. On a Hopper GPU the solutions are compared with the float64 reference.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from hawkeye_env.judge.correctness import compare
+from hawkeye_env.tasks.spec import BF16
+from units.gluon_compile import H200_SHARED_BYTES, gluon_units
+from units.harness import check_unit_cpu, poisoned_empty
+from units.index import UNITS_DIR, resolve
+from units.spec import GLUON_CPU_SKIP
+
+GLUON = gluon_units()
+GLUON_IDS = [u.name for u in GLUON]
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
+# 12 warps: two 4-warp consumer warpgroups and a producer warp padded to a warpgroup.
+WS_THREADS = 384
+
+
+def test_the_three_gluon_units_are_registered():
+    assert set(GLUON_IDS) == {"ws_persistent_gemm", "ws_fp8_gemm", "ws_attention_fwd"}
+    for unit in GLUON:
+        assert unit.architecture == "hopper" and "compile_cases" in unit.extra
+        assert unit.cpu_skip("solution") == GLUON_CPU_SKIP
+        assert not unit.cpu_skip("naive") and not unit.cpu_skip("reference")
+
+
+def _cases():
+    return [pytest.param((unit.name, case.name), id=f"{unit.name}:{case.name}") for unit in GLUON
+            for case in resolve(unit.extra["compile_cases"])()]
+
+
+def _compile(*flags: str) -> dict:
+    """``python -m units.gluon_compile --json`` in a fresh process without ``TRITON_INTERPRET``
+    (under the interpreter Triton's ``jit`` helpers that Gluon reductions call are not compilable)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-m", "units.gluon_compile", "--json", *flags], cwd=UNITS_DIR.parent,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    return {(unit, r["name"]): r for unit, cases in json.loads(proc.stdout).items() for r in cases}
+
+
+def _check_compiled(report: dict) -> None:
+    assert report["ok"], report["error"]
+    assert report["threads"] == WS_THREADS, report
+    assert report["spill_bytes"] == 0, report["ptxas_log"]
+    assert report["shared_bytes"] <= H200_SHARED_BYTES, report
+    assert len(report["setmaxnreg"]) > 1, "no register reallocation between partitions"
+
+
+def test_gluon_solutions_compile_for_sm90a():
+    reports = _compile("--solutions")
+    assert {unit for unit, _ in reports} == set(GLUON_IDS)
+    for report in reports.values():
+        _check_compiled(report)
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict:
+    return _compile()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _cases())
+def test_every_gluon_configuration_compiles_for_sm90a(case, compiled):
+    _check_compiled(compiled[case])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU check of the Gluon units")
+def test_cpu_check_skips_the_solution_with_the_reason(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    unit = next(u for u in GLUON if u.name == "ws_persistent_gemm")
+    report = check_unit_cpu(unit)
+    assert report["skipped"] == {"solution": GLUON_CPU_SKIP}
+    assert set(report["results"]) == {"naive", "reference"} and report["ok"], report
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HOPPER, reason="Gluon kernels need a Hopper GPU; no interpreter")
+@pytest.mark.parametrize("unit", GLUON, ids=GLUON_IDS)
+def test_gluon_solution_matches_reference_on_hopper(unit):
+    make, solution, reference = (resolve(p) for p in (unit.make_inputs, unit.solution, unit.reference))
+    for seed, shape in enumerate(unit.gpu_shapes[-1:] + ({k: v for k, v in unit.cpu_shapes[-1].items()},)):
+        if unit.name == "ws_attention_fwd" and shape["S"] % 128:
+            continue
+        inputs = make(shape, "cuda", seed)
+        with poisoned_empty():
+            out = solution(*inputs)
+        expected = reference(*(t.double() if t.is_floating_point() else t for t in inputs))
+        verdict = compare(out, expected, torch.bfloat16, BF16, compute_device="cuda")
+        assert verdict["ok"], f"{unit.name} {shape}: {verdict['reason']}"
