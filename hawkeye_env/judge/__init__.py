@@ -27,6 +27,6 @@ another side's modules):
 
 Every started process: ``worker_entry`` and ``worker_process`` (set-up, lane lock, standby
 warm-up, framed replies). Shared by all (pure data and functions, no state): ``verdict``,
-``inputs``, ``launch_plan`` (what a plan is, and the parent's check of one), ``timing_plan``,
+``inputs``, ``launch_plan`` (what a launch plan is), ``timing_plan``,
 ``hawkeye_env.tasks``.
 """

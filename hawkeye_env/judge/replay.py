@@ -2,7 +2,7 @@
 
 On CUDA a verdict's outputs and times come from here, not from the candidate's worker. The worker
 recorded, per shape, what its forward did (``plan_recorder.py``) on inputs drawn from seeds this
-process never shares with it; the parent validated those plans (``launch_plan.plan_problem``);
+process never shares with it; the parent validated those plans (``plan_check.plan_problem``);
 this process, started like every judge process in the OS sandbox but never importing candidate
 code, loads the plans' compiled kernels with Triton's own loader and launcher, builds each trial's
 reference model and inputs from the trial's seed (the task's code, which the user configured),

@@ -6,7 +6,7 @@ The trusted parent's side of the replay design (``replay.py``):
    here and used nowhere else, and replies with a launch plan per shape (``plan_recorder.py``)
    plus what its guards saw;
 2. the parent checks that reply (``reply_check.record_problem``) and every plan
-   (``launch_plan.plan_problem``: the task's allowlist, bounds, kernels' signatures and binaries);
+   (``plan_check.plan_problem``: the task's allowlist, bounds, kernels' signatures and binaries);
 3. a fresh trusted replay process runs the verdict's own trials and timing from the plans and
    replies in the worker's reply format, which the evaluator then reads as before.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from hawkeye_env.judge import launch_plan, reply_check, sandbox, standby
+from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, standby
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 
 ENV_FLAG = "HAWKEYE_REPLAY"
@@ -50,6 +50,9 @@ def worker_failure(outcome, v: Verdict) -> bool:
     """Fill ``v`` from a worker that gave no reply (timeout, crash, memory); True when it did."""
     if outcome.reply is not None:
         return False
+    if outcome.failure == "forged":  # a message only a candidate that took over its worker sends
+        v.stage, v.violations = Stage.REJECTED, [Violation("forged_reply", reply_check.bounded_text(outcome.detail))]
+        return True
     v.stage = Stage.RUNTIME_ERROR
     v.error = reply_check.bounded_text(f"{outcome.failure}: {outcome.detail}")
     reported, problem = reply_check.progress_violations(outcome.violations)
@@ -119,7 +122,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
             v.stage = Stage.RUNTIME_ERROR
             v.error = reply_check.bounded_text(f"not replayable at shape {trial['shape']}: {entry['refused']}")
             return None
-        problem = _checked(launch_plan.plan_problem, entry["plan"], entry["kernels"], allowed_ops)
+        problem = _checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops)
         if problem:
             v.stage, v.violations = Stage.REJECTED, [Violation("invalid_plan", f"shape {trial['shape']}: {problem}")]
             return None

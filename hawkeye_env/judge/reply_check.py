@@ -188,7 +188,7 @@ def record_problem(job: dict, reply) -> str | None:
     """Why a recording worker's ``reply`` does not fit its ``job`` (``replayed.py``): the common
     fields, then no trial rows and no timing, and one entry per recording trial, each either
     ``{"refused": text}`` or ``{"plan": dict, "kernels": list}`` (the plans themselves are checked
-    by ``launch_plan.plan_problem``)."""
+    by ``plan_check.plan_problem``)."""
     problem = _head_problem(reply)
     if problem or reply["stage"] != "ok" or reply.get("violations"):
         return problem

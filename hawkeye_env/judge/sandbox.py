@@ -101,7 +101,7 @@ class Outcome:
     """What came back from one worker: a decoded reply, or why there is none."""
 
     reply: dict | None
-    failure: str = ""  # "", "timeout", "memory", "crash", "bad_reply", "lane_wait"
+    failure: str = ""  # "", "timeout", "memory", "crash", "bad_reply", "forged", "lane_wait"
     detail: str = ""
     wall_s: float = 0.0
     violations: list = field(default_factory=list)  # last progress report, kept on failure
@@ -317,6 +317,8 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
             received = time.monotonic()
             try:
                 message = decode_message(payload)
+            except ForgedMessage as exc:
+                return failed("forged", str(exc))
             except ValueError as exc:
                 return failed("bad_reply", str(exc))
             if message.get("kind") == "final":
@@ -325,6 +327,8 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                     kill(proc)  # nothing may write the file once it is being read
                     try:
                         message, size = _read_reply_file(job["reply_path"], memory_limit_bytes)
+                    except ForgedMessage as exc:
+                        return failed("forged", str(exc))
                     except ValueError as exc:
                         return failed("bad_reply", str(exc))
                 transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
@@ -377,12 +381,21 @@ def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
     return message, st.st_size
 
 
+class ForgedMessage(ValueError):
+    """A message no honest worker sends (nested deeper than any reply of the judge's own code)."""
+
+
 def _refuse_deep(payload) -> None:
-    """``ValueError`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``: building
-    it would overflow the parent's C stack (``pickle_depth.py``)."""
-    depth = nesting_depth(payload)
+    """``ForgedMessage`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``:
+    building it could overflow the parent's C stack (``pickle_depth.py``); ``ValueError`` for bytes
+    that are no pickle."""
+    try:
+        depth = nesting_depth(payload)
+    except ValueError as exc:
+        raise ValueError(f"undecodable worker reply: {exc}") from exc
     if depth > MAX_MESSAGE_DEPTH:
-        raise ValueError(f"worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}")
+        raise ForgedMessage(f"a worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}: written by the "
+                            "candidate, not by the judge's worker")
 
 
 def decode_message(payload: bytes) -> dict:

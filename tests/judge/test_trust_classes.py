@@ -74,7 +74,7 @@ FORGERIES = {
     "complex": (Stage.INCORRECT, "dtype complex64 != expected float32"),
     "quantized": (Stage.INCORRECT, "dtype qint32 != expected float32"),
     "zero_dim": (Stage.INCORRECT, "shape () != expected"),
-    "deep": (Stage.REJECTED, "an output is list, not a tensor"),
+    "deep": (Stage.REJECTED, "nests 4"),  # refused before decoding (pickle_depth.py)
     "huge_int": (Stage.RUNTIME_ERROR, "judge_error"),
 }
 

@@ -1,4 +1,4 @@
-"""The parent's validation of a recorded launch plan (``launch_plan.plan_problem``): a plan
+"""The parent's validation of a recorded launch plan (``plan_check.plan_problem``): a plan
 recorded from an honest forward passes, and each way a candidate could write one to reach outside
 its own kernels is refused with its reason."""
 
@@ -9,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from hawkeye_env.judge import launch_plan
+from hawkeye_env.judge import launch_plan, plan_check
 from hawkeye_env.judge.plan_recorder import PlanRecorder
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.fakes import compiled_kernel, elf, kernel_record
@@ -28,7 +28,7 @@ def recorded() -> tuple[dict, list]:
 
 
 def problem(plan, kernels) -> str | None:
-    return launch_plan.plan_problem(plan, kernels, ALLOCATION_AND_VIEW_OPS)
+    return plan_check.plan_problem(plan, kernels, ALLOCATION_AND_VIEW_OPS)
 
 
 def launch_step(plan) -> dict:
@@ -43,7 +43,7 @@ def test_an_honest_recorded_plan_passes():
 
 def test_libdevice_tables_in_a_cubin_are_accepted():
     """Triton's own cubins carry initialised device globals (libdevice tables) on the H200."""
-    assert launch_plan.cubin_problem(elf([".text.k", ".nv.global.init", ".nv.info"])) is None
+    assert plan_check.cubin_problem(elf([".text.k", ".nv.global.init", ".nv.info"])) is None
 
 
 def _mutate(edit):
@@ -117,4 +117,4 @@ def test_plans_travel_through_the_replay_job_unchanged():
 
 
 def test_a_kernel_record_from_the_fakes_is_well_formed():
-    assert launch_plan._kernel_problem(0, kernel_record("k", SIG)) is None
+    assert plan_check._kernel_problem(0, kernel_record("k", SIG)) is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.launch_plan import plan_problem
+from hawkeye_env.judge.plan_check import plan_problem
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder
 from hawkeye_env.judge.replay import PlanError, PlanRunner
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS

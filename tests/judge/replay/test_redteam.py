@@ -1,6 +1,6 @@
 """Plans and recording replies a candidate that took over its worker could write, each against the
 defence that must hold: the parent's validation refuses it with its reason and never raises or
-hangs (``launch_plan.plan_problem``, ``reply_check``, ``replayed.record_and_replay``), the replay
+hangs (``plan_check.plan_problem``, ``reply_check``, ``replayed.record_and_replay``), the replay
 raises ``PlanError`` or gives the candidate's own ``runtime_error`` (``replay.PlanRunner``,
 ``run_replay``), or the outputs it gets cannot pass the parent's correctness check.
 
@@ -19,7 +19,7 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import checks, launch_plan, replay, reply_check, sandbox
+from hawkeye_env.judge import checks, launch_plan, plan_check, replay, reply_check, sandbox
 from hawkeye_env.judge.inputs import make_inputs
 from hawkeye_env.judge.references import trial_references
 from hawkeye_env.judge.replay import PlanError, PlanRunner
@@ -45,7 +45,7 @@ def decoded(x):
 
 
 def problem(plan, kernels) -> str | None:
-    return launch_plan.plan_problem(plan, kernels, ALLOCATION_AND_VIEW_OPS)
+    return plan_check.plan_problem(plan, kernels, ALLOCATION_AND_VIEW_OPS)
 
 
 def nested(depth: int):
@@ -184,7 +184,7 @@ def test_the_outputs_list_and_kwargs_are_bounded():
 def test_shared_cubins_are_bounded_in_all():
     """One 16 MiB cubin named by 64 kernels is 16 MiB on the wire and 1.4 GB of replay job."""
     cubin = elf([".text.k"]) + bytes(launch_plan.MAX_CUBIN_BYTES - len(elf([".text.k"])))
-    assert launch_plan.cubin_problem(cubin) is None
+    assert plan_check.cubin_problem(cubin) is None
     plan, kernels = recorded()
     kernels = [{**kernels[0], "cubin": cubin} for _ in range(5)]
     assert "bytes in all" in problem(plan, kernels)
@@ -388,7 +388,7 @@ def test_a_recording_reply_that_broke_the_parent_is_a_forged_reply(monkeypatch, 
 
 def test_a_plan_that_raises_in_its_validation_is_the_candidates_invalid_plan(monkeypatch):
     """Whatever validation misses and raises on is the candidate's data, so its failure."""
-    monkeypatch.setattr(launch_plan, "plan_problem", lambda *a: 1 / 0)
+    monkeypatch.setattr(plan_check, "plan_problem", lambda *a: 1 / 0)
     out, v, sent = record_and_replay_with(monkeypatch, record_reply(honest_plans()))
     assert out is None and len(processes(sent)) == 1
     assert v.stage is Stage.REJECTED and v.violations[0].code == "invalid_plan"
