@@ -90,6 +90,10 @@ AREAS: tuple[Area, ...] = (
          ("judge-cpu-standby-off-2026-11-30.json", "judge-cpu-standby-on-2026-11-30.json"),
          "HAWKEYE_STANDBY=0, then 1: python -m evals.bench_judge --device cpu --tasks gemm_bf16 softmax_fp32 "
          "--repeats 5"),
+    Area("sandbox-cpu", judge.verdict_latency,
+         ("judge-cpu-sandbox-off-2026-12-01.json", "judge-cpu-sandbox-on-2026-12-01.json"),
+         "HAWKEYE_SANDBOX=off, then bwrap: python -m evals.bench_judge --device cpu --repeats 5 "
+         "--tasks softmax_fp32 gemm_bf16"),
     Area("suite", judge.suite, ("tasks-h200-2026-12-01.json", "tasks-h200-2026-12-01-remaining.json"),
          "TORCHINDUCTOR_COMPILE_THREADS=8 python -m evals.bench_tasks --device cuda --gpus 2 --workers 1 "
          "--timeout 300, then --tasks for the tasks left at the call's limit"),

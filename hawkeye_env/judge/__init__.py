@@ -9,7 +9,8 @@ another side's modules):
   its lists in ``static_allowlist``), ``sandbox``, ``standby``,
   ``isolation`` and ``output_capture`` (starting and watching sandboxed workers),
   ``reply_check`` (every reply field against the parent's plan), ``replayed`` (a GPU verdict's
-  recording worker, plan checks and replay, in order), ``references`` (float64 and
+  recording worker, plan checks and replay, in order), ``comparing`` (where, and under which
+  lock, a reply is compared), ``references`` (float64 and
   native references from the trials' seeds), ``checks`` and ``correctness`` (the comparison),
   ``roofline``, ``feedback``, ``store``, the parent half of ``baselines`` (``measure_missing``,
   the store), ``backends`` and ``ray_backend``.

@@ -23,7 +23,6 @@ import os
 import secrets
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import torch
@@ -41,6 +40,8 @@ from hawkeye_env.judge import (
     static_checks,
     timing_plan,
 )
+from hawkeye_env.judge.comparing import comparing_on
+from hawkeye_env.judge.comparing import comparing_on as _comparing_on  # noqa: F401 - the tests' name
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.plan import plan_trials
@@ -104,82 +105,6 @@ class EvalConfig:
         d = asdict(self)
         d.pop("seed")
         return d
-
-
-def _fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
-    """Put the parent's own float64 and native-precision references into the trial rows of a
-    reply (workers ship outputs only; ``references.py``): ``reference``
-    and ``native``, and the same in ``fresh``."""
-    for trial, row in zip(job["trials"], reply["trials"]):
-        got = references.trial_references(spec, trial, device)
-        row["reference"], row["native"] = got.reference, got.native
-        if "fresh" in row:
-            row["fresh"]["reference"], row["fresh"]["native"] = got.fresh_reference, got.fresh_native
-
-
-def _fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
-    """The same for the kept timed iterations, from their replayed inputs."""
-    kept = reply["timing"]["candidate"].get("kept") or []
-    refs = references.kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)
-    for k, r in zip(kept, refs):
-        k["reference"], k["native"] = r["reference"], r["native"]
-
-
-_CUDA_LINALG_LOCK = threading.Lock()
-_cuda_linalg_loaded = False
-
-
-def _linalg_probe(device: str) -> None:
-    """One tiny CUDA linear-algebra call: it makes PyTorch load its CUDA linalg library (nothing to
-    load without CUDA, as in tests that stand in a fake GPU lane)."""
-    if not torch.cuda.is_available():
-        return
-    eye = torch.eye(2, device=device)
-    torch.linalg.solve_triangular(eye, eye, upper=False)
-
-
-def load_cuda_linalg(device: str) -> None:
-    """Load PyTorch's CUDA linear-algebra library once per process, under a lock.
-
-    PyTorch loads it on the first CUDA linalg call, and that load is not thread safe: on the H200
-    (2026-11-30) two judge threads building delta-rule references (``solve_triangular``) at once
-    failed with "lazy wrapper should be called at most once", and four candidates got a runtime
-    error for it. Every CUDA comparison calls this first (``_comparing_on``).
-    """
-    global _cuda_linalg_loaded
-    if _cuda_linalg_loaded:
-        return
-    with _CUDA_LINALG_LOCK:
-        if not _cuda_linalg_loaded:
-            try:
-                _linalg_probe(device)
-            except Exception as exc:  # noqa: BLE001 - a failed load must not fail the comparison itself
-                log.warning("loading PyTorch's CUDA linalg library failed: %s", exc)
-            _cuda_linalg_loaded = True
-
-
-@contextmanager
-def _comparing_on(lane: Lane | None, device: str):
-    """Where the parent compares a reply's outputs, holding what that needs: on CUDA the lane's
-    own GPU (GPU-shape comparisons are hundreds of MB of float64 work) under its shared lock, so
-    a comparison never runs during another candidate's timed section on that GPU; on CPU the
-    host, unlocked."""
-    if device == "cuda":
-        load_cuda_linalg(f"cuda:{lane.gpu}" if lane is not None and lane.gpu is not None else "cuda")
-    if device != "cuda" or lane is None:
-        yield device
-        return
-    lock = lane.new_lock()
-    if lock is not None:
-        lock.acquire("shared")
-    try:
-        yield f"cuda:{lane.gpu}" if lane.gpu is not None else "cuda"
-    finally:
-        # The parent's cached blocks (float64 references, widened outputs: GBs at attention
-        # shapes) go back to the GPU, where the next workers need them.
-        torch.cuda.empty_cache()
-        if lock is not None:
-            lock.release()
 
 
 class Evaluator:
@@ -290,7 +215,6 @@ class Evaluator:
         and all GPUs work in parallel (CUDA; a no-op elsewhere). A batch of one task otherwise
         keeps its GPUs idle while its first verdict has them measured. Returns task -> the baseline
         names still missing afterwards (empty lists when all were measured)."""
-        import threading
         from concurrent.futures import ThreadPoolExecutor
 
         device = resolve_device(device)
@@ -341,7 +265,7 @@ class Evaluator:
         if reply is None:
             return
         compare = time.monotonic()
-        with _comparing_on(lane, device) as compare_device:  # a failure here is the judge's (evaluate)
+        with comparing_on(lane, device) as compare_device:  # a failure here is the judge's (evaluate)
             v.profile["compare_lane_wait_s"] = time.monotonic() - compare
             self._read_reply(spec, job, reply, shape, compare_device, cached_baselines, v)
         v.profile["compare_s"] = time.monotonic() - compare
@@ -351,12 +275,12 @@ class Evaluator:
         outputs are compared on ``compare_device``."""
         if replayed.decided_by_reply(reply, v):
             return
-        _fill_trial_references(spec, job, reply, compare_device)
+        references.fill_trial_references(spec, job, reply, compare_device)
         if not checks.check_trials(spec, job["trials"], reply["trials"], v, compare_device):
             return
         v.correct, v.stage = True, Stage.CORRECT
         if reply.get("timing"):
-            _fill_kept_references(spec, job, reply, compare_device)
+            references.fill_kept_references(spec, job, reply, compare_device)
             self._check_timing(spec, shape, compare_device, reply["timing"], cached_baselines, v)
 
     def _static(self, source: str, v: Verdict) -> bool:

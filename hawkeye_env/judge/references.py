@@ -128,4 +128,24 @@ def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) 
     return results
 
 
-__all__ = ["TrialReferences", "build", "kept_references", "native_reference", "trial_references"]
+def fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+    """Put the parent's own float64 and native-precision references into the trial rows of a
+    reply (workers ship outputs only): ``reference``
+    and ``native``, and the same in ``fresh``."""
+    for trial, row in zip(job["trials"], reply["trials"]):
+        got = trial_references(spec, trial, device)
+        row["reference"], row["native"] = got.reference, got.native
+        if "fresh" in row:
+            row["fresh"]["reference"], row["fresh"]["native"] = got.fresh_reference, got.fresh_native
+
+
+def fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+    """The same for the kept timed iterations, from their replayed inputs."""
+    kept = reply["timing"]["candidate"].get("kept") or []
+    refs = kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)
+    for k, r in zip(kept, refs):
+        k["reference"], k["native"] = r["reference"], r["native"]
+
+
+__all__ = ["TrialReferences", "build", "fill_kept_references", "fill_trial_references", "kept_references",
+           "native_reference", "trial_references"]

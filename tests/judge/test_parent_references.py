@@ -104,7 +104,7 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
     import threading
     import time
 
-    from hawkeye_env.judge import evaluator
+    from hawkeye_env.judge import comparing
 
     calls, inside = [], []
 
@@ -113,13 +113,13 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
         time.sleep(0.05)  # long enough for the other threads to arrive
         calls.append(len(inside))
 
-    monkeypatch.setattr(evaluator, "_linalg_probe", probe)
-    monkeypatch.setattr(evaluator, "_cuda_linalg_loaded", False)
+    monkeypatch.setattr(comparing, "_linalg_probe", probe)
+    monkeypatch.setattr(comparing, "_cuda_linalg_loaded", False)
     barrier = threading.Barrier(8)
 
     def compare():
         barrier.wait()
-        with evaluator._comparing_on(None, "cuda") as where:
+        with comparing.comparing_on(None, "cuda") as where:
             assert where == "cuda"
 
     threads = [threading.Thread(target=compare) for _ in range(8)]
@@ -128,7 +128,7 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
     for t in threads:
         t.join()
     assert calls == [1] and inside == ["cuda"]
-    with evaluator._comparing_on(None, "cpu"):
+    with comparing.comparing_on(None, "cpu"):
         pass
     assert calls == [1]
 
@@ -136,7 +136,7 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
 def test_a_failed_cuda_linalg_load_does_not_fail_comparisons(monkeypatch, caplog):
     """A probe that raises is logged once; comparisons go on (their own linalg calls report any real
     error against the candidate's reply as before)."""
-    from hawkeye_env.judge import evaluator
+    from hawkeye_env.judge import comparing
 
     calls = []
 
@@ -144,9 +144,9 @@ def test_a_failed_cuda_linalg_load_does_not_fail_comparisons(monkeypatch, caplog
         calls.append(device)
         raise RuntimeError("no linalg library")
 
-    monkeypatch.setattr(evaluator, "_linalg_probe", probe)
-    monkeypatch.setattr(evaluator, "_cuda_linalg_loaded", False)
+    monkeypatch.setattr(comparing, "_linalg_probe", probe)
+    monkeypatch.setattr(comparing, "_cuda_linalg_loaded", False)
     for _ in range(2):
-        with evaluator._comparing_on(None, "cuda") as where:
+        with comparing.comparing_on(None, "cuda") as where:
             assert where == "cuda"
     assert calls == ["cuda"] and "no linalg library" in caplog.text

@@ -19,7 +19,7 @@ REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "output_capture", "reply_check",
                "references", "checks", "correctness", "static_checks", "static_allowlist", "store", "roofline",
-               "feedback", "backends", "versions", "plan", "replayed", "plan_check")
+               "feedback", "backends", "versions", "plan", "replayed", "plan_check", "comparing")
 
 
 def _imported_after(modules: list[str]) -> set[str]:
