@@ -1,11 +1,10 @@
 """Launch plans: what a candidate's forward did on the GPU, as data a trusted process can replay.
 
 A plan is recorded in the candidate's worker (``plan_recorder.py``) on inputs drawn from seeds the
-trusted replay never uses, validated here by the trusted parent, and replayed by a process that
-never imports candidate Python (``replay.py``) on the verdict's own inputs. Everything in it is
-untrusted data; this module holds what a plan is and its shared vocabulary of values, so the
-worker that writes it and the processes that read it agree; ``plan_check.py`` is the parent's
-check of one (``plan_problem``).
+trusted replay never uses, checked by the trusted parent (``plan_check.plan_problem``), and
+replayed by a process that never imports candidate Python (``replay.py``) on the verdict's own
+inputs. Everything in it is untrusted data; this module holds what a plan is and its shared
+vocabulary of values, so the worker that writes it and the processes that read it agree.
 
 Shape of a plan (JSON-able; tensors appear only as references):
 

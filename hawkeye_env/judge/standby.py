@@ -34,7 +34,7 @@ import os
 import threading
 import time
 
-from hawkeye_env.judge import sandbox
+from hawkeye_env.judge import isolation, sandbox
 from hawkeye_env.judge.lanes import Lane, LaneClaim
 
 ENV_FLAG = "HAWKEYE_STANDBY"
@@ -109,8 +109,16 @@ class Standby:
         return self.output.close()[0]
 
 
+def _key(serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> tuple:
+    """What a standby must match to take a job: its entry point, device, lane, memory limit and
+    the OS sandbox it was started in (``$HAWKEYE_SANDBOX`` may change between batches: a standby
+    started sandboxed must not serve an unsandboxed job, nor the other way round)."""
+    return (sandbox.target_name(serve), device, lane, memory_limit_bytes, isolation.mode())
+
+
 class StandbyPool:
-    """Standbys per ``(serve, device, lane, memory limit)``; thread-safe, reset in a forked child."""
+    """Standbys per ``(serve, device, lane, memory limit, sandbox mode)``; thread-safe, reset in a
+    forked child."""
 
     def __init__(self):
         self._idle: dict[tuple, list[Standby]] = {}
@@ -120,7 +128,7 @@ class StandbyPool:
     def take(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> Standby | None:
         """A ready standby for this lane, or None (none was started yet, or it failed); starts
         the replacement either way."""
-        key = (sandbox.target_name(serve), device, lane, memory_limit_bytes)
+        key = _key(serve, device, lane, memory_limit_bytes)
         with self._lock:
             if self._pid != os.getpid():  # a forked child: those processes are not its children
                 self._idle, self._pid = {}, os.getpid()
@@ -141,7 +149,7 @@ class StandbyPool:
     def prime(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> None:
         """Start a standby for this key if none is idle, so it warms up while the caller does other
         work (a GPU verdict primes its replay while its candidate's worker records)."""
-        key = (sandbox.target_name(serve), device, lane, memory_limit_bytes)
+        key = _key(serve, device, lane, memory_limit_bytes)
         with self._lock:
             if self._pid != os.getpid():
                 self._idle, self._pid = {}, os.getpid()

@@ -242,3 +242,16 @@ def test_priming_starts_one_standby_only_when_none_is_idle(standbys):
     ready = standbys.take(replay, "cpu", None, LIMIT)
     assert ready is not None and ready.failure == "" and ready.proc.is_alive()
     ready.discard()
+
+
+def test_a_standby_serves_only_jobs_of_the_sandbox_mode_it_was_started_in(standbys, monkeypatch):
+    """A standby started in the OS sandbox must not take a job judged with ``HAWKEYE_SANDBOX=off``
+    (nor the other way round): the sandbox mode is part of the pool's key."""
+    from hawkeye_env.judge import isolation
+
+    monkeypatch.setenv(isolation.ENV, "bwrap")
+    standbys.prime(serve, "cpu", None, LIMIT)
+    assert standbys.idle() == 1
+    monkeypatch.setenv(isolation.ENV, "off")
+    assert standbys.take(serve, "cpu", None, LIMIT) is None  # none for this mode; one is started
+    assert standbys.idle() == 2
