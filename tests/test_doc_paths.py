@@ -141,7 +141,7 @@ def test_a_unit_readme_path_resolves_against_the_unit_folder(tmp_path):
     doc = unit / "README.md"
     text = (
         "`kernel.py` is here; `units/demo/kernel.py` too; `units/demo/naive.py` and "
-        "`attention.py` are not; `-run2.jsonl` and `out.json` are not paths."
+        "`attention.py` are not; `-part2.jsonl` and `out.json` are not paths."
     )
     assert missing_paths(text, doc, repo=tmp_path) == ["units/demo/naive.py", "attention.py"]
     # in the top-level README a bare module name is not a path (it names a file elsewhere)

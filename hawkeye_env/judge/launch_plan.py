@@ -82,7 +82,6 @@ _ELEM = r"(i1|i8|i16|i32|i64|u1|u8|u16|u32|u64|fp8e4nv|fp8e5|fp8e4b15|fp8e4b8|fp
 _DESC = rf"tensordesc<{_ELEM}\[\d{{1,5}}(, ?\d{{1,5}}){{0,4}}\](,[A-Za-z0-9_=\[\](), .-]{{0,400}})?>"
 SIGNATURE_TYPE = re.compile(rf"^(constexpr|{_SCALAR}|\*k?{_ELEM}|{_DESC})$")
 INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64")
-FLOAT_TYPES = ("fp16", "bf16", "fp32", "f32", "fp64")
 # Host reads of device data: the launches after them could depend on the data, which the replay's
 # fresh inputs would not reproduce.
 HOST_READ_OPS = frozenset({"_local_scalar_dense", "item", "tolist", "equal", "is_nonzero", "nonzero"})

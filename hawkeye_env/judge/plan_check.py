@@ -228,7 +228,7 @@ def _int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _base_problem(i: int, b, steps_before: int | None) -> str | None:
+def _base_problem(i: int, b) -> str | None:
     if not isinstance(b, dict):
         return f"base {i} is not a dict"
     kind, nbytes = b.get("kind"), b.get("nbytes")
@@ -277,7 +277,7 @@ def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
     const_bytes = 0
     made_by = {}
     for i, b in enumerate(bases):
-        problem = _base_problem(i, b, None)
+        problem = _base_problem(i, b)
         if problem:
             return problem
         if b["kind"] == "const":

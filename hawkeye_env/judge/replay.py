@@ -259,7 +259,6 @@ class _Replay:
         self.launches = [load_kernels(e["kernels"], os.path.join(folder, f"plan-{i}")) if job["device"] == "cuda"
                          else [] for i, e in enumerate(self.entries)]
         self.violations: list[list[str]] = []
-        self.profile: dict[str, float] = {}
 
     def violate(self, code: str, message: str) -> None:
         if [code, message] not in self.violations:

@@ -60,7 +60,7 @@ WARMUP_MAX_CALLS = 500
 # time of the warm-up calls after the first. On the H200 (2026-11-30) the FP4 units' calls took
 # 77-83 us of host time to enqueue two Triton launches against 61 us of kernels: their event medians
 # moved 0.11-0.18 ms across processes while CUDA-graph replays of the same calls gave 0.060-0.062 ms
-# (evals/results/fp4-launch-diag-h200-2026-11-30-run19.jsonl).
+# (evals/results/fp4-launch-diag-h200-2026-11-30.jsonl).
 LAUNCH_SPIN_S = 1e-3
 LAUNCH_SPIN_FACTOR = 2.0
 SPIN_CLOCK_HZ = 2.0e9  # cycles per second assumed for torch.cuda._sleep: at or above the H200's 1980 MHz
