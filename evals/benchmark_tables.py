@@ -112,29 +112,42 @@ def calibration_rates(files: list[Loaded]) -> list[str]:
     return md_table(header, rows) + ([""] + notes if notes else [])
 
 
+def _range(summary: dict, spec: str) -> str:
+    """``median (min-max)`` of an ``evals.calibrate`` summary; ``-`` when it has no values."""
+    if not summary or not summary.get("n"):
+        return "-"
+    return f"{fmt(summary.get('median'), spec)} ({fmt(summary.get('min'), spec)}-{fmt(summary.get('max'), spec)})"
+
+
 def calibration_noise(files: list[Loaded]) -> list[str]:
-    """The scored speedup and device time of repeated verdicts of one expert, per concurrency."""
-    rows = []
+    """Repeated verdicts of one expert, per concurrency: the device time the score reads and its
+    max/min, the host launch beside it, the speedup as that run scored it, verdicts per minute.
+    A task the run's budget left out is listed as not run."""
+    rows, skipped = [], []
     for f in files:
-        for task, by_k in f.data.get("noise", {}).items():
-            for k, r in by_k.items():
+        for task, by_k in sorted(f.data.get("noise", {}).items()):
+            if "skipped" in by_k:
+                skipped.append(task)
+                continue
+            for k, r in sorted(by_k.items()):
                 if not isinstance(r, dict) or "speedup" not in r:
                     continue
-                s, t = r["speedup"], r["candidate_ms"]
-                timing = [x for x in r.get("timing", []) if isinstance(x, dict)]
-                cvs = [x["cv"] for x in timing if "cv" in x]
-                launch = [x["host_launch_ms"] for x in timing if "host_launch_ms" in x]
+                device = r.get("device_ms") or {}
+                fastest = "host_launch_median_ms" in r  # from then on host_launch_ms is the fastest enqueue
+                host = r.get("host_launch_ms") or {}
                 rows.append([
-                    task, k, str(s.get("n", 0)),
-                    f"{fmt(t.get('median'), '.4f')} ({fmt(t.get('min'), '.4f')}-{fmt(t.get('max'), '.4f')})",
-                    f"{fmt(s.get('median'))} ({fmt(s.get('min'))}-{fmt(s.get('max'))})",
-                    fmt(s.get("max_over_min")), fmt(s.get("best_over_median")),
-                    spread(cvs, ".4f"), spread(launch, ".3f"),
+                    task, k, str(device.get("n", 0)), _range(device, ".4f"), fmt(device.get("max_over_min"), ".3f"),
+                    fmt(device.get("best_over_median"), ".3f"),
+                    _range(host, ".3f") + ("" if fastest else " (median enqueue)"),
+                    fmt(host.get("max_over_min"), ".2f"),
+                    f"{_range(r['speedup'], '.3f')}, {fmt(r['speedup'].get('max_over_min'), '.2f')}",
+                    fmt(r.get("verdicts_per_min"), ".1f"),
                 ])
-    header = ["task", "in flight", "verdicts", "device ms, median (min-max)",
-              "speedup over the fastest scored baseline, median (min-max)", "max/min", "best / median",
-              "timing CV (first verdicts)", "host launch ms (first verdicts)"]
-    return md_table(header, rows)
+    header = ["task", "in flight", "verdicts", "device ms, median (min-max)", "device max/min",
+              "device best / median", "host launch ms, median (min-max) over verdicts", "host max/min",
+              "speedup with the host launch paid when longer, median (min-max), max/min", "verdicts / min"]
+    return md_table(header, rows) + (["", f"Not run (the call's time ran out): {', '.join(skipped)}."]
+                                     if skipped else [])
 
 
 def sandbox_cost(files: list[Loaded]) -> list[str]:
@@ -152,19 +165,18 @@ def sandbox_cost(files: list[Loaded]) -> list[str]:
 
 
 def replay_verdicts(files: list[Loaded]) -> list[str]:
-    """One row per expert verdict of ``evals.bench_replay``: replayed device time, the replay's
-    host launch, the scored time, speedups and where the verdict's seconds went."""
+    """One row per expert verdict of ``evals.bench_replay``: the replayed device time (what the
+    score reads), the replay's host launch beside it, whether the call is host-bound, and where the
+    verdict's seconds went."""
     rows = []
     for f in files:
         for r in f.data["verdicts"]:
-            scored = {k: v for k, v in (r.get("speedup") or {}).items() if k in ("eager", "compile")}
-            vendor = {k: v for k, v in (r.get("speedup") or {}).items() if k not in ("eager", "compile")}
-            rows.append([r["task"], r["stage"], fmt(r.get("device_ms"), ".4f"), fmt(r.get("host_launch_ms"), ".4f"),
-                         fmt(r.get("scored_ms"), ".4f"), fmt(max(scored.values()) if scored else None, ".2f"),
-                         ", ".join(f"{k} {v:.2f}" for k, v in sorted(vendor.items())) or "-",
+            device, host = r.get("device_ms"), r.get("host_launch_ms")
+            bound = "-" if device is None or host is None else ("yes" if host > device else "no")
+            rows.append([r["task"], r["stage"], fmt(device, ".4f"), fmt(host, ".4f"), bound,
                          fmt(r.get("worker_s"), ".2f"), fmt(r.get("replay_s"), ".2f"), fmt(r.get("compare_s"), ".2f")])
-    header = ["task", "stage", "device ms", "replay host launch ms", "scored ms", "speedup over eager/compile (best)",
-              "vs vendor", "recording worker s", "replay s", "compare s"]
+    header = ["task", "stage", "device ms", "replay host launch ms (median enqueue)", "host-bound",
+              "recording worker s", "replay s", "compare s"]
     return md_table(header, rows)
 
 

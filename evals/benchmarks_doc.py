@@ -68,7 +68,7 @@ AREAS: tuple[Area, ...] = (
          "python -m pytest -q tests/gpu/test_gpu_replay.py, then the named tests", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-01.json",)),
-    Area("judge-noise", judge.calibration_noise, ("judge-noise-h200-2026-12-01.json",)),
+    Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-01.json",)),
     Area("sandbox-cost", judge.sandbox_cost, ("sandbox-cost-h200-2026-12-01.jsonl",),
          "hawkeye eval --policy search --n 16 --tasks vector_add_fp32,softmax_fp32,rmsnorm_bf16,gemm_bf16 "
          "--device cuda, first with HAWKEYE_SANDBOX=bwrap (replay on), then HAWKEYE_SANDBOX=off "
@@ -117,6 +117,8 @@ AREAS: tuple[Area, ...] = (
          H200_STACK),
     Area("units", kerneldev.units, ("units-h200-2026-11-30.json", "units-warp-specialization-h200-2026-11-30.json",
                                     "units-mxfp4-h200-2026-12-01.json"), UNITS_CMD),
+    Area("units-gluon", kerneldev.gluon_units, ("units-gluon-h200-2026-12-01.json",),
+         "python -m evals.kerneldev.gluon_units_check --quick --no-harness"),
     Area("sweep-gemm", kerneldev.sweep, ("gemm-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.gemm", {"driver": H200_STACK["driver"]}),
     Area("sweep-small-m", kerneldev.sweep, ("small-m-gemm-sweep-h200-2026-11-30.jsonl",),
@@ -178,6 +180,9 @@ def _recorded(data) -> dict[str, str]:
         out["command"] = data["command"]
     elif isinstance(data.get("commands"), list):
         out["command"] = "; ".join(data["commands"])
+    elif isinstance(data.get("parts"), list):  # evals.calibrate --merge over the parts' runs
+        out["command"] = "; ".join([*(calibrate_command(p["args"]) for p in data["parts"]),
+                                    "python -m evals.calibrate --merge " + " ".join(p["file"] for p in data["parts"])])
     elif isinstance(data.get("args"), dict) and "trials" in data["args"]:
         out["command"] = calibrate_command(data["args"])
     return out

@@ -4,7 +4,7 @@
     python -c "from evals.best_of_n import run_eval; from policies import make_policy; \
                run_eval(make_policy('search'), ['vector_add_fp32'], n=3, out_dir='out/eval')"
 
-Every trajectory is an episode of ``hawkeye/KernelOpt-v1`` (``KernelOptEnv``, ``max_turns=turns``):
+Every trajectory is an episode of ``hawkeye/KernelOpt-v2`` (``KernelOptEnv``, ``max_turns=turns``):
 the policy reads the env's observation, so an evaluated policy sees exactly the prompt and the
 turn format it sees in the env, the served env and training. For every task the policy samples
 ``n`` replies at turn 0 (``n`` trajectories), then one reply per trajectory and turn; the env turns

@@ -3,6 +3,7 @@
     python -m evals.calibrate --device cuda [--tasks a,b] [--trials 50] [--verdicts 10]
                               [--in-flight 1 4] [--budget-s 540]
                               [--out evals/results/judge-calibration-<gpu>-<date>.json]
+    python -m evals.calibrate --merge part1.json part2.json --out judge-calibration-<gpu>-<date>.json
 
 Three measurements per task, written to one JSON (rewritten after each step, so a run cut short
 keeps what it finished):
@@ -20,7 +21,8 @@ keeps what it finished):
 3. **Noise.** ``--verdicts`` verdicts of the expert through ``evaluate_many`` (distinct copies
    of its source, so the store cannot answer), one at a time and with each ``--in-flight`` count
    at once on one GPU: the scored speedup's median, min, max and max/min, and best-of-N over
-   the copies against their median. The issue's target is max/min <= 1.04.
+   the copies against their median; the device time and host launch beside it, the phase's
+   verdicts per minute and the median seconds of each verdict stage. The target is max/min <= 1.04.
 
 The expert's and the vendor's code run in this (trusted) process for items 1-2; item 3 judges
 them through the real judge, sandbox included.
@@ -203,17 +205,54 @@ def noise(spec: TaskSpec, device: str, verdicts: int, in_flight: list[int], stor
     out = {}
     for k in in_flight:
         jobs = [(spec.id, f"{source}\n# calibration copy {k}-{i}\n") for i in range(verdicts)]
+        began = time.monotonic()
         if k == 1:
             got = [evaluate_many(judge, [job], device=device, workers=1, gpus=1)[0] for job in jobs]
         else:
             got = evaluate_many(judge, jobs, device=device, workers=k, gpus=1)
+        wall = time.monotonic() - began
         speedups = [v.best_speedup for v in got if v.timed and v.best_speedup]
         times = [v.times_ms.get("candidate") for v in got if v.timed]
         out[str(k)] = {"speedup": _summary(speedups), "candidate_ms": _summary(times),
+                       "device_ms": _summary([v.timing["median_ms"] for v in got if v.timed and v.timing]),
+                       "host_launch_ms": _summary([v.timing["host_launch_ms"] for v in got
+                                                   if v.timed and (v.timing or {}).get("host_launch_ms")]),
+                       "host_launch_median_ms": _summary([v.timing["host_launch_median_ms"] for v in got if v.timed
+                                                          and (v.timing or {}).get("host_launch_median_ms")]),
+                       "wall_s": wall, "verdicts_per_min": 60 * len(got) / wall if wall else None,
                        "stages": [v.stage.value for v in got],
+                       "imprecise": sum(1 for v in got if v.timed and not (v.timing or {}).get("precise", True)),
+                       "profile_median_s": _profile_medians(got),
                        "errors": sorted({v.error[:200] for v in got if v.error})[:3],
-                       "timing": [v.timing for v in got[:3]]}
+                       "timing": [{k2: x for k2, x in (v.timing or {}).items() if not isinstance(x, list)}
+                                  for v in got[:3]]}
     return out
+
+
+def _profile_medians(verdicts: list[Verdict]) -> dict:
+    """Median seconds per profiled stage (recording worker, replay, comparison...) over ``verdicts``."""
+    keys = sorted({k for v in verdicts for k, x in v.profile.items() if isinstance(x, (int, float))})
+    return {k: statistics.median(v.profile[k] for v in verdicts if isinstance(v.profile.get(k), (int, float)))
+            for k in keys}
+
+
+def merge(files: list[Path], out: Path) -> dict:
+    """One report from the reports of several runs of this command (a GPU call's time limit splits
+    a full calibration into parts): their tasks' sections side by side; a task in two parts keeps
+    the later one, unless the later one was skipped. ``parts`` lists each run's args, versions and
+    wall time."""
+    reports = [json.loads(Path(f).read_text()) for f in files]
+    merged = {"date": max(r["date"] for r in reports), "device": reports[0]["device"],
+              "versions": reports[-1]["versions"], "args": reports[-1]["args"], "correctness": {}, "noise": {},
+              "parts": [{"file": Path(f).name, "args": r["args"], "versions": r["versions"], "wall_s": r.get("wall_s")}
+                        for f, r in zip(files, reports)]}
+    for r in reports:
+        for section in ("correctness", "noise"):
+            merged[section].update({task: entry for task, entry in r.get(section, {}).items()
+                                    if "skipped" not in entry or task not in merged[section]})
+    merged["wall_s"] = sum(r.get("wall_s") or 0 for r in reports)
+    out.write_text(json.dumps(merged, indent=1, sort_keys=True, default=str))
+    return merged
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -228,7 +267,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--skip", nargs="*", default=[], choices=["correctness", "noise"])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--merge", type=Path, nargs="*", default=None,
+                        help="write one report (--out) from these reports of earlier runs, running nothing")
     args = parser.parse_args(argv)
+    if args.merge:
+        if args.out is None:
+            parser.error("--merge needs --out")
+        return merge(args.merge, args.out)
     device = resolve_device(args.device)
     if device == "cpu":  # kernels run under Triton's interpreter, bf16 fixed as in the judge's workers
         import os
@@ -252,13 +297,17 @@ def main(argv: list[str] | None = None) -> dict:
         out.write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
 
     if "correctness" not in args.skip:
-        share = (deadline - time.monotonic()) * (0.5 if "noise" not in args.skip else 1.0) / max(1, len(tasks))
-        for task in tasks:
+        # Time is shared among the tasks still to run, HARD_TASKS weighted by their 4x trials (what
+        # a quick task leaves over goes to the rest).
+        until = deadline - (deadline - time.monotonic()) * (0.5 if "noise" not in args.skip else 0.0)
+        weight = {t: 4 if t in HARD_TASKS else 1 for t in tasks}
+        for i, task in enumerate(tasks):
             spec = get_task(task)
-            n = args.trials * (4 if task in HARD_TASKS else 1)
+            n = args.trials * weight[task]
+            share = (until - time.monotonic()) * weight[task] / sum(weight[t] for t in tasks[i:])
             try:
                 report["correctness"][task] = correctness_rates(spec, device, n, args.seed,
-                                                                min(deadline, time.monotonic() + share))
+                                                                min(until, time.monotonic() + share))
             except Exception:  # noqa: BLE001 - recorded, the run goes on
                 report["correctness"][task] = {"error": traceback.format_exc(limit=4)}
             torch.cuda.empty_cache() if device == "cuda" else None

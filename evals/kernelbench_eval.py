@@ -6,16 +6,19 @@
     python -m evals.kernelbench_eval --level 1 --solutions runs/my_run --tasks-dir kb_tasks
 
 Sample 0 of every problem of the level (``policies/folder.py`` reads the layout KernelBench's
-generation scripts write) is judged by the one ``Evaluator``: our stricter verdict (float64
-reference, three input distributions, reward-hack checks, the median of the timed trials). A
-problem the importer refused, or without a solution file, counts as incorrect, as KernelBench
-counts a missing sample. With ``--baseline`` the speedups are over that JSON's mean eager times
-(``evals/kernelbench_fastp.py``), so the figures compare with KernelBench's published tables
-measured on the same GPU; without it, over our own eager baseline. With ``--kernelbench-results``
-(a ``runs/<run>/eval_results.json`` that KernelBench's ``scripts/eval_from_generations.py``
-wrote for the same solutions) the table also has KernelBench's own verdicts and times (five
-correctness trials on the file's ``get_inputs`` and default initialisation, ``torch.allclose``
-at 1e-4 in fp32, the mean of 100 timed trials).
+generation scripts write) is judged by the one ``Evaluator`` with ``protocol="kernelbench"``, so
+each verdict carries two answers: our stricter one (float64 reference, three input
+distributions, reward-hack checks, the median of the timed trials), and KernelBench's protocol
+run by the same judge (``hawkeye_env/judge/kernelbench_protocol.py``: five correctness trials on
+the file's ``get_inputs`` and default initialisation, ``torch.allclose`` at ``--tolerance``
+against the reference in its own precision, the mean of the timed trials). The table has a
+column for each. A problem the importer refused, or without a solution file, counts as
+incorrect in both, as KernelBench counts a missing sample. With ``--baseline`` the speedups are
+over that JSON's mean eager times (``evals/kernelbench_fastp.py``), so the figures compare with
+KernelBench's published tables measured on the same GPU; without it, over our own eager
+baseline. With ``--kernelbench-results`` (a ``runs/<run>/eval_results.json`` that KernelBench's
+``scripts/eval_from_generations.py`` wrote for the same solutions) the table also has
+KernelBench's own verdicts and times, from its own harness.
 
 The report (``--out``, default ``out/kernelbench/level<L>``) holds ``report.md`` (the fast_p
 table, then one row per problem) and ``results.json``.
@@ -55,9 +58,11 @@ def level_problems(tasks_dir: Path, level: int) -> list[dict]:
 
 def judge_level(tasks_dir: Path, level: int, solutions: Path, device: str = "auto", baseline: Path | None = None,
                 kernelbench_results: Path | None = None, workers: int | None = None,
-                store: Path | None = None) -> dict:
+                store: Path | None = None, tolerance: float | None = None) -> dict:
     """Judge sample 0 of every problem of ``level`` (module docstring); returns ``rows`` (one per
-    problem) and ``columns`` (``scores`` per verdict source)."""
+    problem) and ``columns`` (``scores`` per verdict source). ``tolerance`` is the KernelBench
+    protocol's ``atol`` and ``rtol`` (default ``kernelbench_protocol.ATOL``, its v0.1 value)."""
+    from hawkeye_env.judge import kernelbench_protocol
     from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device
     from hawkeye_env.judge.store import ResultStore
     from hawkeye_env.tasks.registry import register_tasks_from
@@ -75,15 +80,21 @@ def judge_level(tasks_dir: Path, level: int, solutions: Path, device: str = "aut
         if r["task"] and r["solution"]:
             jobs.append((r["task"], path.read_text(encoding="utf-8")))
             judged.append(r)
-    verdicts = evaluate_many(Evaluator(ResultStore(store), EvalConfig()), jobs, device, workers=workers)
+    tol = kernelbench_protocol.ATOL if tolerance is None else float(tolerance)
+    config = EvalConfig(protocol=kernelbench_protocol.PROTOCOL, kernelbench_atol=tol, kernelbench_rtol=tol)
+    verdicts = evaluate_many(Evaluator(ResultStore(store), config), jobs, device, workers=workers)
     for r in rows:
         r.update(stage="refused" if r["refused"] else "no_solution", correct=False, runtime_ms=None, eager_ms=None)
+        r["kernelbench"] = {"correct": False, "mean_ms": None, "reason": r["stage"]}
     for r, v in zip(judged, verdicts):
         r.update(stage=v.stage.value, correct=v.correct, runtime_ms=v.times_ms.get("candidate"),
-                 eager_ms=v.times_ms.get("eager"), error=v.error[:200])
+                 eager_ms=v.times_ms.get("eager"), error=v.error[:200],
+                 kernelbench=v.protocols.get(kernelbench_protocol.PROTOCOL, {}))
     for r in rows:
         r["baseline_ms"] = base[r["problem"]] if base is not None else r["eager_ms"]
-    columns = {"hawkeye verdicts": scores(rows)}
+    protocol = [{"correct": bool(r["kernelbench"].get("correct")), "runtime_ms": r["kernelbench"].get("mean_ms"),
+                 "baseline_ms": r["baseline_ms"]} for r in rows]
+    columns = {"hawkeye verdicts": scores(rows), "KernelBench protocol": scores(protocol)}
     if kernelbench_results:
         theirs = read_kernelbench_results(kernelbench_results)
         records = [{**theirs.get(r["number"], {"correct": False, "runtime_ms": None}),
@@ -93,14 +104,21 @@ def judge_level(tasks_dir: Path, level: int, solutions: Path, device: str = "aut
             "columns": columns}
 
 
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
 def render(result: dict) -> str:
-    """``report.md``: the fast_p table, then one line per problem."""
+    """``report.md``: the fast_p table, then one line per problem: our verdict and median time,
+    the KernelBench protocol's verdict and mean time, the baseline time."""
     lines = [f"# KernelBench level {result['level']} ({result['device']}; speedups over {result['baseline']})", "",
-             render_table(result["columns"]), "", "| problem | stage | time ms | baseline ms |", "|---|---|---|---|"]
+             render_table(result["columns"]), "",
+             "| problem | stage | time ms | KernelBench protocol | mean ms | baseline ms |", "|---" * 6 + "|"]
     for r in result["rows"]:
-        t = "-" if r["runtime_ms"] is None else f"{r['runtime_ms']:.4f}"
-        b = "-" if r["baseline_ms"] is None else f"{r['baseline_ms']:.4f}"
-        lines.append(f"| {r['problem']} | {r['stage']} | {t} | {b} |")
+        kb = r.get("kernelbench") or {}
+        lines.append(f"| {r['problem']} | {r['stage']} | {_ms(r['runtime_ms'])} | "
+                     f"{'correct' if kb.get('correct') else 'incorrect'} | {_ms(kb.get('mean_ms'))} | "
+                     f"{_ms(r['baseline_ms'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -112,6 +130,8 @@ def eval_command(
                                           "(default: its default --out)."),
     baseline: Path | None = typer.Option(None, help="KernelBench baseline timing JSON (results/timing/<GPU>/...)."),
     kernelbench_results: Path | None = typer.Option(None, help="KernelBench's eval_results.json for the same run."),
+    tolerance: float = typer.Option(1e-2, min=0.0, help="KernelBench protocol: torch.allclose atol = rtol "
+                                    "(1e-2 as KernelBench v0.1; 1e-4 its fp32 tolerance)."),
     device: str = typer.Option("auto", help="cpu (untimed: fast_0 only), cuda, or auto."),
     workers: int | None = typer.Option(None, min=1, help="Candidates judged at once."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
@@ -124,7 +144,7 @@ def eval_command(
     if not solutions.is_dir():
         raise typer.BadParameter(f"no solutions folder {solutions}")
     result = judge_level(tasks_dir or default_out(), level, solutions, device, baseline, kernelbench_results,
-                         workers, store)
+                         workers, store, tolerance)
     out = out or Path("out/kernelbench") / f"level{level}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=1, default=str) + "\n")

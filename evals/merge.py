@@ -10,7 +10,8 @@ and the overall curves, rates and geomean speedups cover the union of tasks. Par
 policy, ``n``, turns, context, device and GPU; a task judged in two parts is refused. Each part's
 judge versions are listed in ``config.parts`` and in the report, so runs judged by different judge
 sources are shown, not hidden. Judged per GPU-minute is the parts' fresh verdicts over the sum of
-their judging seconds times their GPUs.
+their judging seconds times their GPUs. Every part's ``policy_errors`` are kept, each with its part,
+and ``hawkeye``'s exit rule applies to the merged report as to a part (``error`` is set).
 """
 
 from __future__ import annotations
@@ -99,9 +100,12 @@ def merge_runs(dirs: list[Path], out_dir: Path) -> dict:
         **summarise(by_task, first["turns"]),
         "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
         "judge": _judge_rate(parts),
+        "policy_errors": [{**e, "part": str(where)} for where, r, _ in loaded for e in r.get("policy_errors", [])],
         "wall_s": {key: sum(p["wall_s"].get(key, 0.0) for p in parts) for key in ("sampling", "judging", "total")},
         "wandb": None,
     }
+    results["error"] = (f"the policy failed {len(results['policy_errors'])} time(s) across the parts; first: "
+                        f"{results['policy_errors'][0].get('error')}" if results["policy_errors"] else "")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:

@@ -2,6 +2,7 @@
 
     hawkeye check gemm_bf16                      # judge the task's expert solution (the default)
     hawkeye check gemm_bf16 cand.py --json       # judge a candidate file, print the verdict JSON
+    hawkeye check kb_level1_1_relu cand.py --protocol kernelbench   # also KernelBench's own verdict
     hawkeye tasks list [--json]
     hawkeye tasks show gemm_bf16 [--json]
     hawkeye tasks import-kernelbench KernelBench/level1 [--out DIR] [--json]
@@ -42,6 +43,8 @@ app.add_typer(train_app, name="train")
 app.add_typer(kernelbench_app, name="kernelbench")
 app.command("baselines")(baselines_command)
 console = Console()
+PROTOCOL_HELP = ("hawkeye, or kernelbench: also judge by KernelBench's protocol (its get_inputs, default init, "
+                 "allclose 1e-2, mean time), reported in the verdict's protocols, never in the reward.")
 
 
 def _fail(message: str) -> None:
@@ -80,6 +83,7 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Judge again even if the store has this verdict."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit for the worker, in seconds."),
+    protocol: str = typer.Option("hawkeye", help=PROTOCOL_HELP),
 ) -> None:
     """Judge one candidate kernel on one task and print its verdict."""
     from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device
@@ -88,10 +92,11 @@ def check(
     try:
         get_task(task)
         device = resolve_device(device)
+        config = EvalConfig(timeout_s=timeout, protocol=protocol)
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     source = _read_candidate(task, candidate, reply)
-    evaluator = Evaluator(ResultStore(store), EvalConfig(timeout_s=timeout))
+    evaluator = Evaluator(ResultStore(store), config)
     verdict = evaluator.evaluate(task, source, device, use_cache=not no_cache)
     if as_json:
         typer.echo(json.dumps(verdict.to_dict(), sort_keys=True))
@@ -100,6 +105,10 @@ def check(
     console.print(f"[bold {style}]{verdict.stage.value}[/]  reward {verdict.reward:.3f}"
                   f"  ({verdict.wall_s:.1f} s{', cached' if verdict.cached else ''})")
     console.print(verdict.feedback, markup=False, highlight=False)
+    for name, outcome in verdict.protocols.items():
+        said = "correct" if outcome["correct"] else f"incorrect: {outcome['reason']}"
+        console.print(f"{name} protocol (allclose atol {outcome['atol']:g}, rtol {outcome['rtol']:g}, "
+                      f"{outcome['trials']} trials): {said}", markup=False, highlight=False)
 
 
 @tasks_app.command("list")
@@ -220,6 +229,7 @@ def eval_(
                                      "OUT after each; a re-run keeps finished tasks (evals/by_task.py)."),
     budget_s: float | None = typer.Option(None, "--budget-s", min=0, help="--split-tasks: start no task after "
                                           "this many seconds (the rest wait for a re-run)."),
+    protocol: str = typer.Option("hawkeye", help=PROTOCOL_HELP),
 ) -> None:
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
@@ -227,6 +237,7 @@ def eval_(
     from evals.best_of_n import run_eval
     from evals.wandb_log import MODES
     from hawkeye_env.judge.evaluator import EvalConfig, resolve_device
+    from hawkeye_env.judge.plan import PROTOCOLS
     from policies import POLICIES, make_policy
     from units.index import CONTEXT_MODES
 
@@ -247,6 +258,8 @@ def eval_(
         _fail("--backend must be local or ray")
     if budget_s is not None and not split_tasks:
         _fail("--budget-s applies to --split-tasks runs")
+    if protocol not in PROTOCOLS:
+        _fail(f"--protocol must be one of {', '.join(PROTOCOLS)}")
     if backend == "ray":
         from hawkeye_env.judge.ray_backend import import_ray
 
@@ -262,7 +275,7 @@ def eval_(
     if out is None:
         out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
     common = dict(workers=workers, store=store, wandb_mode=wandb, progress=not quiet,
-                  config=EvalConfig(timeout_s=timeout), use_cache=not no_cache, backend=backend,
+                  config=EvalConfig(timeout_s=timeout, protocol=protocol), use_cache=not no_cache, backend=backend,
                   ray_address=ray_address, gpus=gpus)
     if split_tasks:
         from evals.by_task import run_by_task
@@ -320,7 +333,7 @@ def serve(
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
 ) -> None:
-    """Serve hawkeye/KernelOpt-v1 over the OpenEnv protocol: many sessions, one shared judge."""
+    """Serve hawkeye/KernelOpt-v2 over the OpenEnv protocol: many sessions, one shared judge."""
     from hawkeye_env.server import INSTALL_HINT
 
     task_ids = [t for item in tasks or [] for t in item.split(",") if t]

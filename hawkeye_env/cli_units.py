@@ -125,7 +125,7 @@ def units_verify(
             _fail(f"cannot use candidate {candidate}: {exc}")
         if findings:
             _fail("candidate rejected: " + "; ".join(f"line {f.line}: {f.message}" for f in findings))
-    from hawkeye_env.judge import isolation
+    from hawkeye_env.judge import isolation, spawn
 
     runner = None
     if candidate is not None:
@@ -133,7 +133,7 @@ def units_verify(
             isolation.require()
         except isolation.SandboxUnavailable as exc:
             _fail(str(exc))
-        runner = functools.partial(isolation.run_command, device=device)
+        runner = functools.partial(spawn.run_command, device=device)
     reports = verify_in_subprocess([u.name for u in units], "cpu" if device == "cpu" else "gpu",
                                    str(candidate.resolve()) if candidate else None, runner=runner)
     if as_json:

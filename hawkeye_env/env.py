@@ -1,11 +1,11 @@
-"""``hawkeye/KernelOpt-v1``: write or edit a Triton kernel for one task, judged by the one evaluator.
+"""``hawkeye/KernelOpt-v2``: write or edit a Triton kernel for one task, judged by the one evaluator.
 
 Each step turns the action text into candidate source (``hawkeye_env.edits.to_candidate``), judges it
 with ``Evaluator.evaluate`` (a fresh sandboxed worker per new candidate) and returns the verdict's
 reward and feedback. The observation text is built in ``hawkeye_env.observation``. Example::
 
     import gymnasium, hawkeye_env
-    env = gymnasium.make("hawkeye/KernelOpt-v1", tasks=["vector_add_fp32"], store=":memory:")
+    env = gymnasium.make("hawkeye/KernelOpt-v2", tasks=["vector_add_fp32"], store=":memory:")
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(my_llm(obs["prompt"]))
 """
@@ -73,7 +73,7 @@ class KernelOptEnv(gymnasium.Env):
     always holds.
 
     ## Rewards
-    ``verdict.reward`` (reward v2, ``reward/v2.py``): -1.0 violation or no source, -0.5 compile,
+    ``verdict.reward`` (reward v3, ``reward/v3.py``): -1.0 violation or no source, -0.5 compile,
     runtime or correctness failure, 0.2 correct and untimed (CPU, or a timing that missed the
     timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
     device time (host launch kept out, or the host launch when it is longer) over the fastest
@@ -100,7 +100,7 @@ class KernelOptEnv(gymnasium.Env):
     ``target_speedup`` (1.0 or None),
     ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
 
-    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v1", num_envs=N,
+    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v2", num_envs=N,
     vectorization_mode="vector_entry_point", ...)`` gives ``hawkeye_env.vector.KernelOptVectorEnv``,
     which judges a step's candidates of all N envs in one ``evaluate_many`` batch (duplicates once,
     correctness checks in parallel, timed sections one per GPU). ``SyncVectorEnv`` needs nothing
@@ -110,7 +110,9 @@ class KernelOptEnv(gymnasium.Env):
     (``fork``, ``forkserver``, ``spawn``); a forked env judges through ``spawn``-started workers.
 
     ## Version History
-    * v1: reward v2 (speedups of device time with the host launch kept out; an imprecise
+    * v2: reward v3 (speedups of device time alone, the host launch reported and not paid); on
+      CUDA outputs and times come from the trusted replay of the candidate's launch plan.
+    * v1: reward v2 (speedups of device time, or of the host launch when longer; an imprecise
       measurement is paid as untimed); candidates run in the OS sandbox.
     * v0: reward v1; observation fields ``task``, ``units``, ``source``, ``feedback``, ``prompt``,
       ``messages``, ``turn``, ``best_speedup``.
@@ -338,7 +340,7 @@ def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
             f"{metric.unit} at {dict(unit.gpu_shapes[0])} ({value / expert:.0%}; {verdict_word} the "
             f"{metric.pass_fraction:.0%} pass rule)"
         )
-    return ["Unit metrics (diagnostic, weight 0 in reward v2):", *lines] if lines else []
+    return ["Unit metrics (diagnostic, weight 0 in reward v3):", *lines] if lines else []
 
 
 __all__ = ["KernelOptEnv", "unit_metric_lines"]

@@ -4,18 +4,18 @@
 neither torch nor the env module: the entry point is a string, resolved by ``gymnasium.make``::
 
     import gymnasium, hawkeye_env
-    env = gymnasium.make("hawkeye/KernelOpt-v1", tasks=["vector_add_fp32"], store=":memory:")
+    env = gymnasium.make("hawkeye/KernelOpt-v2", tasks=["vector_add_fp32"], store=":memory:")
 """
 
 from __future__ import annotations
 
 import gymnasium
 
-KERNEL_OPT_ID = "hawkeye/KernelOpt-v1"
+KERNEL_OPT_ID = "hawkeye/KernelOpt-v2"
 
 
 def register_envs() -> None:
-    """Register ``hawkeye/KernelOpt-v1`` unless it already is (idempotent).
+    """Register ``hawkeye/KernelOpt-v2`` unless it already is (idempotent).
 
     ``nondeterministic=True``: the judge draws fresh trial inputs per evaluation, answers repeats
     from its store and times on the GPU, so the same action need not give the same ``info`` twice.

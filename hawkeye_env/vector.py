@@ -4,10 +4,10 @@
 verdict. This vector env splits every sub-env's step in two (``KernelOptEnv.prepare_step`` and
 ``finish_step``) and judges all the step's candidates with one ``evaluate_many`` call: duplicates
 are judged once, correctness checks overlap on the worker pool and timed sections still never share
-a GPU. It is the ``vector_entry_point`` of ``hawkeye/KernelOpt-v1``::
+a GPU. It is the ``vector_entry_point`` of ``hawkeye/KernelOpt-v2``::
 
     import gymnasium, hawkeye_env
-    envs = gymnasium.make_vec("hawkeye/KernelOpt-v1", num_envs=8, vectorization_mode="vector_entry_point",
+    envs = gymnasium.make_vec("hawkeye/KernelOpt-v2", num_envs=8, vectorization_mode="vector_entry_point",
                               tasks=["softmax_fp32"], store=":memory:", device="cpu")
     obs, infos = envs.reset(seed=0)                 # obs["prompt"] is a tuple of 8 prompts
     obs, rewards, terminated, truncated, infos = envs.step(replies)   # replies: 8 strings

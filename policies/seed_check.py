@@ -2,12 +2,13 @@
 
 A unit's solution can take exactly the arguments a task's ``forward`` has and still compute
 something else: ``units/row_reduction``'s ``rms_norm(x, weight, eps)`` fits ``layernorm_bf16``, and
-on the H200 half of a best-of-32 layernorm search went to that seed's mutations, all wrong (run 10,
-BENCHMARKS.md). The check runs the seed's ``ModelNew`` with the unit function bound to the unit's
-plain-PyTorch reference (no kernel runs, so it takes milliseconds on any machine) at the task's
-first CPU shape and compares it with the task's float64 reference under the judge's own
-tolerance. Only trusted sources execute here: the task's expert ``__init__`` and the unit's
-reference; candidates never do.
+a search that composed it spent its layernorm samples on that seed's mutations, all wrong. The
+check runs the seed's ``ModelNew`` with the unit function bound to the unit's plain-PyTorch
+reference (no kernel runs, so it takes milliseconds on any machine) at the task's first CPU shape,
+on the reference model and inputs the judge builds for a trial (``references.build``), and compares
+it with the task's float64 reference under the judge's own tolerance (``checks.first_failure``),
+all through the judge's public functions. Only trusted sources execute here: the task's expert
+``__init__`` and the unit's reference; candidates never do.
 """
 
 from __future__ import annotations
@@ -47,27 +48,21 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     a unit reference may compute in a wider type than its kernel returns."""
     from hawkeye_env.judge.checks import first_failure
     from hawkeye_env.judge.correctness import dtype_name
-    from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-    from hawkeye_env.judge.references import as_list as _as_list
-    from hawkeye_env.judge.references import reference64
+    from hawkeye_env.judge.references import as_list, build, reference64
     from hawkeye_env.tasks.registry import task_module
     from units.index import resolve
 
     try:
         module = _load(spec.id, seed)
         setattr(module, fn_name, resolve(unit_reference))
-        task, shape = task_module(spec), dict(spec.cpu_shapes[0])
-        init = task.get_init_inputs(**shape)
+        shape = dict(spec.cpu_shapes[0])
+        ref, inputs = build(spec, shape, "normal", 0, "cpu")  # the judge's trial 0, seed 0
         torch.manual_seed(0)
-        ref = task.Model(*init)
-        randomize_parameters(ref, "normal", 0)
-        torch.manual_seed(0)
-        new = module.ModelNew(*init)
+        new = module.ModelNew(*task_module(spec).get_init_inputs(**shape))
         new.load_state_dict(ref.state_dict(), strict=False)
-        inputs = make_inputs(task, shape, "normal", 0, "cpu")
         with torch.no_grad():
-            expected = [o.dtype for o in _as_list(ref(*inputs))]
-            outs = [o.to(d) for o, d in zip(_as_list(new(*inputs)), expected)]
+            expected = [o.dtype for o in as_list(ref(*inputs))]
+            outs = [o.to(d) for o, d in zip(as_list(new(*inputs)), expected)]
             refs = reference64(ref, inputs)
         if len(outs) != len(expected):
             return False

@@ -3,10 +3,11 @@
 What changed against v1 is the formula's input, not its shape:
 
 * ``s`` (``Verdict.best_speedup``) is the ratio of *scored* times, each the call's device time with
-  the host launch kept out, or its host launch time where that is longer (a host-bound call is as
-  slow as its host), measured the same way for the candidate and every baseline
-  (``hawkeye_env/judge/timing.py``). v1 read whole-call times, host launch included, in which
-  small kernels were mostly Python.
+  the host launch kept out, measured the same way for the candidate and every baseline
+  (``hawkeye_env/judge/timing.py``); the host launch is reported beside it (``host_bound`` in
+  ``Verdict.timing`` and the feedback) and not paid, because between verdicts of one kernel it
+  moves 2-2.7x where the device time moves under 3%. v1 read whole-call times, host launch
+  included, in which small kernels were mostly Python.
 * A timed verdict whose measurement did not reach the timer's precision (every round's
   coefficient of variation above the gate: ``Verdict.timing["precise"]`` false) is paid as
   correct and untimed, ``0.2``: the reward does not pay for a lucky draw.

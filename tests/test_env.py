@@ -1,4 +1,4 @@
-"""Tests for ``hawkeye/KernelOpt-v1``: API conformance, a scripted episode, junk actions, text-space
+"""Tests for ``hawkeye/KernelOpt-v2``: API conformance, a scripted episode, junk actions, text-space
 sanitizing, seeding, vector envs, context modes and rendering. All on CPU (``device="cpu"``, also on
 GPU machines).
 
@@ -101,7 +101,7 @@ def test_scripted_episode_broken_then_fixed(evaluator) -> None:
     assert r2 == REWARD_CORRECT > r1
     assert terminated and not truncated
     assert info["verdict"]["stage"] == "correct" and info["verdict"]["correct"]
-    assert info["reward_version"] == "v2" and info["turn"] == 2 and info["best_speedup"] == 0.0
+    assert info["reward_version"] == "v3" and info["turn"] == 2 and info["best_speedup"] == 0.0
     assert obs["source"] == SOLUTION and obs in env.observation_space
     assert json.loads(obs["messages"])[1]["content"].count("CORRECT") >= 1
     with pytest.raises(RuntimeError, match="reset"):

@@ -1,7 +1,8 @@
 """Dependencies point one way (STYLE.md item 11, issue 22 items 3 and 4): every import of every
 installed package module, module-level and inside functions, read with ``ast`` (nothing is
-imported), checked for cycles, for private names taken from another repo module, and for the
-layer order units < tasks < judge, reward < env, evals, training, policies.
+imported), checked for cycles and for the layer order units < tasks < judge, reward < env, evals,
+training, policies. Private names taken from another module are checked by
+``tests/test_no_private_imports.py``.
 
 An edge ``a -> b`` means module ``a`` names repo module ``b`` in an import statement. ``import
 a.b.c`` and ``from a.b import c`` (``c`` a submodule) give an edge to ``a.b.c``, and to the parent
@@ -47,25 +48,7 @@ PREFIX_NOT_DOTTED = {"hawkeye_env.cli"}
 
 # Violations that stay, each with the reason. Keys are exactly what the checks report, so a new
 # violation (or a moved one) fails the test; an entry that no longer occurs fails it too.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    # sandbox.run_in_worker takes a ready worker from standby.POOL (a function-level import), and
-    # standby starts and talks to its workers through sandbox's process API (start_process,
-    # decode_message, GO, ...). Breaking it means moving run_in_worker (or the process API) to a
-    # module of its own; evaluator.py and five test files patch ``sandbox.run_in_worker``, so the
-    # move belongs with the split of sandbox.py (535 lines, issue 22 item 5), not with this test.
-    ("hawkeye_env.judge.sandbox", "hawkeye_env.judge.standby"): "run_in_worker <-> standby pool",
-}
-_METADATA = "compiled-kernel metadata"
-ALLOWED_PRIVATE_IMPORTS: dict[tuple[str, str, str], str] = {
-    # The kernel sweeps read Triton's compiled metadata (registers, spills, shared memory, ptxas
-    # notes) of a unit's JIT kernel, which has no public handle: every unit names its kernels
-    # ``_<op>_kernel`` behind a public launcher. A public handle per unit is a change to the unit
-    # format, left to the sweep-harness consolidation (issue 22 item 2).
-    ("evals.kerneldev.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): _METADATA,
-    ("evals.kerneldev.sweeps.fp8", "units.fp8_scaled_gemm.kernel", "_fp8_gemm_kernel"): _METADATA,
-    ("evals.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_persistent_ws_matmul_kernel"): _METADATA,
-    ("evals.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_ws_matmul_kernel"): _METADATA,
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 # units.harness is the units' verifier (``python -m units.harness``, ``hawkeye units verify``): it
 # checks a unit with the judge's comparison rule and tolerances and times it with the judge's
 # timer, so it sits above the judge although it lives in ``units/``. No other units module imports
@@ -149,44 +132,6 @@ def targets_with_parents(module: str, target: str, known: set[str]) -> set[str]:
     return found
 
 
-def private_attributes(module: str, path: Path, known: set[str]) -> list[tuple[str, str, int]]:
-    """``(repo module, private name, line)`` for every ``m._name`` where ``m`` is bound (anywhere in
-    the file, by ``import a.b as m``, ``import a.b`` or ``from a import b``) to another repo module.
-    Scopes are not told apart: a name bound to a module anywhere counts everywhere in the file."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in known and alias.asname:
-                    bound[alias.asname] = alias.name
-                elif _is_repo_name(alias.name) and not alias.asname:
-                    bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            source = (
-                _resolve_relative(module, path.name == "__init__.py", node.level, node.module)
-                if node.level
-                else node.module or ""
-            )
-            for alias in node.names:
-                if f"{source}.{alias.name}" in known:
-                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute) or not node.attr.startswith("_") or node.attr.startswith("__"):
-            continue
-        chain, value = [], node.value
-        while isinstance(value, ast.Attribute):
-            chain.append(value.attr)
-            value = value.value
-        if not isinstance(value, ast.Name) or value.id not in bound:
-            continue
-        target = ".".join([bound[value.id], *reversed(chain)])
-        if target in known and target != module:
-            found.append((target, node.attr, node.lineno))
-    return found
-
-
 def strings_naming_tests_folder(module: str, path: Path) -> list[tuple[str, int]]:
     """String constants (docstrings aside) that name the ``tests`` folder: an installed package
     must not read files from it."""
@@ -215,22 +160,16 @@ def with_parent_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     }
 
 
-def build_graph() -> tuple[dict[str, set[str]], list[tuple[str, str, str, int]]]:
-    """The import graph over repo modules (edges to the modules an import names), and every
-    ``(importer, target, name, line)`` of a ``from target import name`` or a ``target.name``
-    attribute on an imported repo module."""
+def build_graph() -> dict[str, set[str]]:
+    """The import graph over repo modules (edges to the modules an import names)."""
     modules = module_files()
     known = set(modules)
     graph: dict[str, set[str]] = {name: set() for name in modules}
-    named = []
     for module, path in modules.items():
-        for target, name, line in imports_of(module, path, known):
+        for target, _, _ in imports_of(module, path, known):
             if target != module:
                 graph[module].add(target)
-            if name is not None:
-                named.append((module, target, name, line))
-        named += [(module, target, name, line) for target, name, line in private_attributes(module, path, known)]
-    return graph, named
+    return graph
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
@@ -330,12 +269,6 @@ def layer_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     return sorted(violations)
 
 
-def private_imports(from_imports) -> list[tuple[str, str, str]]:
-    return sorted(
-        {(module, target, name) for module, target, name, _ in from_imports if name.startswith("_")}
-    )
-
-
 def test_cycle_detector_finds_a_synthetic_cycle():
     graph = {
         "a": {"b"},
@@ -377,34 +310,22 @@ def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path
     assert targets_with_parents("units.harness", "units.inputs", {"units"}) == {"units.inputs"}
 
 
-def test_private_attribute_and_tests_path_readers(tmp_path):
+def test_tests_path_reader(tmp_path):
     source = tmp_path / "mod.py"
     source.write_text(
         '"""Docstrings may name tests/judge/test_x.py."""\n'
-        "import units.inputs as inputs\n"
-        "from units import harness\n"
-        "import units.index\n"
         "from pathlib import Path\n"
-        "a = inputs._seed\n"
-        "b = harness.__file__\n"
-        "c = units.index._cache\n"
         'd = Path(__file__).parent / "tests" / "candidates"\n'
     )
-    known = {"units", "units.inputs", "units.harness", "units.index"}
-    assert private_attributes("evals.mod", source, known) == [
-        ("units.inputs", "_seed", 6),
-        ("units.index", "_cache", 8),
-    ]
-    assert strings_naming_tests_folder("evals.mod", source) == [("tests", 9)]
+    assert strings_naming_tests_folder("evals.mod", source) == [("tests", 3)]
 
 
 @pytest.fixture(scope="module")
-def graph_and_from_imports():
+def graph():
     return build_graph()
 
 
-def test_walk_covers_every_package(graph_and_from_imports):
-    graph, _ = graph_and_from_imports
+def test_walk_covers_every_package(graph):
     for package in PACKAGES:
         assert package in graph, package
     assert "hawkeye_env.judge.evaluator" in graph
@@ -418,22 +339,13 @@ def _report(found, allowed) -> str:
     return "\n".join(lines)
 
 
-def test_no_import_cycles(graph_and_from_imports):
-    graph, _ = graph_and_from_imports
+def test_no_import_cycles(graph):
     cycles = find_cycles(with_parent_packages(graph))
     report = _report(cycles, ALLOWED_CYCLES)
     assert not report, "import cycles (each module imports the next, the last the first):\n" + report
 
 
-def test_no_private_names_imported_from_another_module(graph_and_from_imports):
-    _, from_imports = graph_and_from_imports
-    found = private_imports(from_imports)
-    report = _report(found, ALLOWED_PRIVATE_IMPORTS)
-    assert not report, "(importer, module, private name):\n" + report
-
-
-def test_layer_order(graph_and_from_imports):
-    graph, _ = graph_and_from_imports
+def test_layer_order(graph):
     found = layer_violations(graph)
     report = _report(found, ALLOWED_LAYER_VIOLATIONS)
     assert not report, "(importer, imported) against the layer order:\n" + report
@@ -448,9 +360,8 @@ def test_no_package_module_reads_the_tests_folder():
     assert not report, "(module, string naming tests/):\n" + report
 
 
-def test_the_reward_imports_no_judge_module(graph_and_from_imports):
+def test_the_reward_imports_no_judge_module(graph):
     """The judge imports ``reward`` (a verdict's reward); ``reward`` reads the verdict through its
     own ``ScoredVerdict`` protocol, so it imports no ``hawkeye_env`` module and no cycle can form."""
-    graph, _ = graph_and_from_imports
     from_reward = {t for m, ts in graph.items() if _inside(m, "reward") for t in ts if _inside(t, "hawkeye_env")}
     assert from_reward == set()

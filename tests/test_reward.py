@@ -87,7 +87,7 @@ def timed(s: float) -> Verdict:
 
 
 def test_version() -> None:
-    assert REWARD_VERSION == "v2"
+    assert REWARD_VERSION == "v3"
 
 
 def test_v2_pays_an_imprecise_measurement_as_untimed_and_is_v1_otherwise() -> None:
@@ -225,3 +225,14 @@ def test_the_reward_s_stage_names_are_the_judge_s():
     names = {v1.REJECTED, v1.NO_SOURCE, v1.COMPILE_ERROR, v1.RUNTIME_ERROR, v1.INCORRECT, v1.CORRECT}
     assert names == {s.value for s in Stage}
     assert set(v1.FAILURE_REWARD) == names - {v1.CORRECT}
+
+
+def test_v3_is_v2s_function_under_its_own_version() -> None:
+    """v3 changes what the speedup is measured from (device time alone), not the table."""
+    from reward import v2, v3
+
+    assert v3.REWARD_VERSION == "v3" != v2.REWARD_VERSION
+    for s in (0.0, 0.5, 1.0, 3.0):
+        assert v3.reward(timed(s)) == v2.reward(timed(s))
+    for stage in Stage:
+        assert v3.reward(make(stage)) == v2.reward(make(stage))

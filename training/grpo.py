@@ -3,7 +3,7 @@
 Each prompt is the env's first observation for a training task (``training.data.grpo_prompts``);
 the policy samples ``num_generations`` completions per prompt and each is scored by
 ``training.reward.make_reward_func``: ``to_candidate`` then ``evaluate_many`` (sandboxed worker
-processes, never the trainer's process), reward = ``verdict.reward`` (reward v2). The verdict
+processes, never the trainer's process), reward = ``verdict.reward`` (reward v3). The verdict
 breakdown (``judge/compile_rate``, ``judge/correct_rate``, ``judge/violation_rate``,
 ``judge/no_source_rate``, ``judge/timed_rate``, ``judge/mean_speedup``) is logged through TRL's
 ``log_metric`` next to ``reward`` and ``kl``.

@@ -4,7 +4,7 @@
 Each completion is turned into source with ``hawkeye_env.edits.to_candidate`` (as the env does on its
 first turn), the batch is judged with ``evaluate_many`` (every candidate in its own sandboxed worker
 process; no candidate code runs in the trainer's process) and the reward is ``verdict.reward``
-(reward v2). A completion with no usable source gets the env's ``no_source`` reward without running
+(reward v3). A completion with no usable source gets the env's ``no_source`` reward without running
 anything. The verdict breakdown of each batch is logged through TRL's ``log_metric`` and kept in
 ``reward_func.stats``. Example::
 

@@ -1,4 +1,4 @@
-"""Multi-turn GRPO: ``hawkeye/KernelOpt-v1`` as a TRL ``environment_factory`` with one tool.
+"""Multi-turn GRPO: ``hawkeye/KernelOpt-v2`` as a TRL ``environment_factory`` with one tool.
 
 TRL (``GRPOTrainer(environment_factory=...)``, experimental in TRL 1.16) makes one instance per
 rollout, calls ``reset(**row)`` before generation, exposes every public method except ``reset`` and
@@ -34,12 +34,12 @@ SUBMIT_NOTE = """
 Submit each attempt by calling `submit_kernel` with the reply text (the whole module in a fenced
 block, or SEARCH/REPLACE blocks against the current source). The tool returns the judge's feedback;
 resubmit until the kernel is correct or you run out of turns."""
-#: Reward of a rollout that never called the tool: the env's ``no_source`` reward (reward v2).
+#: Reward of a rollout that never called the tool: the env's ``no_source`` reward (reward v3).
 NO_SUBMISSION_REWARD = -1.0
 
 
 class KernelOptToolEnv:
-    """One rollout's episode of ``hawkeye/KernelOpt-v1``; ``submit_kernel`` is its only tool.
+    """One rollout's episode of ``hawkeye/KernelOpt-v2``; ``submit_kernel`` is its only tool.
 
     The rollout's reward (``get_reward``) is the env's reward for the last submission, the verdict
     of the source the episode ended on (the env terminates at the first correct kernel with

@@ -142,7 +142,7 @@ def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = 
     With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
     reads numbers back, never imports it. ``runner(cmd, env, timeout_s)`` starts the process and
     returns its ``subprocess.CompletedProcess`` (text mode); the CLI passes the judge's OS
-    sandbox (``hawkeye_env.judge.isolation.run_command``) whenever a candidate is given.
+    sandbox (``hawkeye_env.judge.spawn.run_command``) whenever a candidate is given.
     """
     env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
     cmd = [sys.executable, "-m", "units.harness", f"--{device}", *names, "--json"]

@@ -8,6 +8,9 @@ judge, suite and product ones are in ``evals.benchmark_tables``, with ``Loaded``
   (``median_ms`` and ``vs_<runner>`` ratios per configuration), or the unit sweeps' plain rows
   (``cfg``, ``ms``). Per shape: every fixed runner (a name) and the ``SWEEP_TOP`` fastest
   configurations (dicts).
+* ``gluon_units``: ``python -m evals.kerneldev.gluon_units_check``: per Gluon unit and shape, the
+  vendor, the solution and the naive twin in TFLOP/s (CUDA-graph replays), with correctness and
+  compile counts.
 * ``ws_pairs``: ``python -m evals.kerneldev.sweeps.ws``: specialized over unspecialized per pair.
 * ``launch_share``: ``python -m evals.kerneldev.launch_share``: each runner with the host launch
   inside the events and hidden.
@@ -64,6 +67,38 @@ def units(files: list[Loaded]) -> list[str]:
     header = ["unit", "metric", "shape", "solution", "naive", "margin, median (min-max)", "required",
               "processes", "verdict", "file"]
     return md_table(header, rows)
+
+
+def gluon_units(files: list[Loaded]) -> list[str]:
+    """Per Gluon unit and timed shape: each runner's TFLOP/s (median over repeats, spread), its
+    ratio to the first (vendor) runner, the solution over its naive twin; then per unit the
+    correctness cases and compiled configurations that passed."""
+    rows, notes = [], []
+    for f in files:
+        for unit, entry in f.data.items():
+            if unit == "env" or not isinstance(entry, dict):
+                continue
+            checks = entry.get("checks", {})
+            for case in checks.get("timing", []):
+                runners = {k: v for k, v in case.items() if isinstance(v, dict) and "tflops" in v}
+                if not runners:
+                    continue
+                vendor = next(iter(runners.values()))["tflops"]
+                solution, naive = runners.get("solution"), runners.get("naive_triton")
+                margin = solution["tflops"] / naive["tflops"] if solution and naive else None
+                shape = case.get("shape", "") + (f", causal={case['causal']}" if "causal" in case else "") + \
+                    (", b K-major" if case.get("b_k_major") else "")
+                for name, r in runners.items():
+                    tflops = f"{fmt(r['tflops'], '.0f')} (+-{100 * r.get('spread', 0) / 2:.1f}%)"
+                    rows.append([unit, shape, name, tflops,
+                                 fmt(r["tflops"] / vendor, ".2f") + "x",
+                                 fmt(margin, ".2f") + "x" if name == "solution" and margin else ""])
+            cases = checks.get("correctness", [])
+            compiled = entry.get("compile", [])
+            notes.append(f"{unit}: correctness {sum(c['ok'] for c in cases)} / {len(cases)} cases, "
+                         f"{sum(c['ok'] for c in compiled)} / {len(compiled)} configurations compiled")
+    header = ["unit", "shape", "runner", "TFLOP/s (spread)", "vs the first runner", "solution / naive"]
+    return md_table(header, rows) + [""] + [f"- {n}" for n in notes]
 
 
 def _cfg(cfg) -> str:

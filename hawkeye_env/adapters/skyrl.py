@@ -33,7 +33,7 @@ except ImportError as exc:
 
 
 class KernelOptTextEnv(BaseTextEnv):
-    """One trajectory of ``hawkeye/KernelOpt-v1`` as a SkyRL text env; see the module docstring.
+    """One trajectory of ``hawkeye/KernelOpt-v2`` as a SkyRL text env; see the module docstring.
 
     ``env_config`` keys (all optional): ``context`` (``docs``), ``max_turns`` (1),
     ``target_speedup`` (None: the first correct kernel ends the episode), ``store`` and ``device``

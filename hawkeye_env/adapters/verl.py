@@ -4,7 +4,7 @@ veRL's ``custom_reward_function`` is called as ``compute_score(data_source, solu
 ground_truth, extra_info=None)`` (the naive reward manager, one response at a time) or, with
 ``reward_model.reward_manager=batch``, as ``compute_score(data_sources=..., solution_strs=...,
 ground_truths=..., extra_infos=...)``. Here ``ground_truth`` is the task id; the score is the env's
-first-turn reward (reward v2) from the one evaluator through the process's shared judge, returned
+first-turn reward (reward v3) from the one evaluator through the process's shared judge, returned
 as ``{"score": reward, "stage": ..., "correct": ...}`` (veRL logs the extra keys). The batch form
 queues every response at once, so they are judged in ``evaluate_many`` batches. No veRL import is
 needed. Config::
@@ -12,7 +12,7 @@ needed. Config::
     custom_reward_function.path=$(python -c "import hawkeye_env.adapters.verl as m; print(m.__file__)")
     custom_reward_function.name=compute_score          # or compute_score_batch with reward_manager=batch
 
-Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v1``, ``prompt`` the
+Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v2``, ``prompt`` the
 env's messages, ``reward_model.ground_truth`` the task id.
 """
 

@@ -4,14 +4,21 @@ Which module runs where (``tests/judge/test_trust_layout.py`` checks that no pro
 another side's modules):
 
 * **trusted parent** (never imports candidate code): ``evaluator`` (the one evaluator and the
-  batch API; ``plan`` and ``versions`` plan its trials and key its verdicts), ``pool`` and
+  batch API; ``eval_config`` its knobs; ``plan`` and ``versions`` plan its trials and key its
+  verdicts), ``pool`` and
   ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the allowlist, a fast first filter;
-  its lists in ``static_allowlist``), ``sandbox``, ``standby``,
-  ``isolation`` and ``output_capture`` (starting and watching sandboxed workers),
+  its walk in ``static_checker``, its lists in ``static_allowlist``, the modules a candidate
+  reaches in ``static_modules``), ``sandbox`` (one job in a worker, watched to the end),
+  ``worker_start`` (starting a worker for an entry point), ``standby`` (workers started before
+  their job), ``isolation`` (the OS sandbox's policy and ``bwrap`` command line), ``spawn``
+  (starting sandboxed processes), ``scratch`` (their scratch folders), ``host_memory`` (the memory
+  they hold), ``output_capture`` (their stdout and stderr), ``reply_decode`` and ``pickle_depth``
+  (decoding their messages safely),
   ``reply_check`` (every reply field against the parent's plan), ``replayed`` (a GPU verdict's
-  recording worker, plan checks and replay, in order), ``comparing`` (where, and under which
+  recording worker, plan checks (``plan_check``) and replay, in order), ``comparing`` (where, and under which
   lock, a reply is compared), ``references`` (float64 and
   native references from the trials' seeds), ``checks`` and ``correctness`` (the comparison),
+  ``kernelbench_protocol`` (KernelBench's trials and ``torch.allclose``, reported beside ours),
   ``roofline``, ``feedback``, ``store``, the parent half of ``baselines`` (``measure_missing``,
   the store), ``backends`` and ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):

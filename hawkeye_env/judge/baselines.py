@@ -38,7 +38,7 @@ import torch
 from hawkeye_env.tasks.spec import BaselineUnavailable, TaskSpec
 
 JUDGE_BASELINES = ("eager", "compile")
-# The baseline-only worker's entry point (``serve_baselines``), named for ``sandbox.start_process``.
+# The baseline-only worker's entry point (``serve_baselines``), named for ``worker_start.start_process``.
 BASELINE_TARGET = "hawkeye_env.judge.baselines:serve_baselines"
 # Unavailability reasons reach the agent's feedback; exception texts can be pages long.
 MAX_REASON_CHARS = 300

@@ -23,7 +23,6 @@ import os
 import secrets
 import threading
 import time
-from dataclasses import asdict, dataclass
 
 import torch
 
@@ -32,6 +31,7 @@ from hawkeye_env.judge import (
     checks,
     correctness,
     isolation,
+    kernelbench_protocol,
     references,
     replayed,
     reply_check,
@@ -42,6 +42,7 @@ from hawkeye_env.judge import (
 )
 from hawkeye_env.judge.comparing import comparing_on
 from hawkeye_env.judge.comparing import comparing_on as _comparing_on  # noqa: F401 - the tests' name
+from hawkeye_env.judge.eval_config import EvalConfig
 from hawkeye_env.judge.feedback import render_feedback
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.plan import plan_trials
@@ -55,8 +56,9 @@ from reward import REWARD_VERSION, reward
 log = logging.getLogger(__name__)
 
 # The candidate timing fields a verdict reports (``timing.time_callable``'s result).
-TIMING_REPORTED = ("median_ms", "scored_ms", "host_launch_ms", "iqr_ms", "cv", "attempts", "method", "spin_ms",
-                   "wall_median_ms", "check_event_median_ms", "check_wall_median_ms", "round_median_ms")
+TIMING_REPORTED = ("median_ms", "scored_ms", "host_launch_ms", "host_launch_median_ms", "host_bound", "iqr_ms", "cv",
+                   "attempts", "method", "spin_ms", "wall_median_ms", "check_event_median_ms", "check_wall_median_ms",
+                   "round_median_ms")
 # The error of a verdict whose judging failed inside the judge (never stored, so judged again).
 JUDGE_ERROR = "judge_error"
 
@@ -71,40 +73,6 @@ def _single_threaded_after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_single_threaded_after_fork)
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """Knobs of one evaluation; all of them are part of the store key.
-
-    Attributes:
-        timeout_s: hard wall-clock limit for the worker (interpreter runs are slow on CPU).
-        memory_limit_gb: host memory cap of the worker; exceeding it is a failed candidate. The
-            default, 8 GiB on CPU and 48 GiB on CUDA, covers a CUDA context (~2 GiB) plus the
-            outputs and float32 references of the GPU shapes crossing the pipe.
-        iters: timed iterations per measurement on CUDA.
-        retries: extra timing attempts while the coefficient of variation exceeds 0.05.
-        baselines: judge baselines (``eager``, ``compile``) the candidate is timed against; the
-            reward reads the speedup over the fastest of them.
-        vendor_baselines: also time the task's ``vendor_baselines`` (cuBLAS, cuDNN, FLA...) on
-            CUDA; reported in ``times_ms`` and ``speedup``, never in the reward.
-        static_checks: run the static rules (off only to test the worker's own defences).
-        seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
-    """
-
-    timeout_s: float = 300.0
-    memory_limit_gb: float | None = None
-    iters: int = 50
-    retries: int = 2
-    baselines: tuple[str, ...] = ("eager", "compile")
-    vendor_baselines: bool = True
-    static_checks: bool = True
-    seed: int | None = None
-
-    def key(self) -> dict:
-        d = asdict(self)
-        d.pop("seed")
-        return d
 
 
 class Evaluator:
@@ -150,6 +118,8 @@ class Evaluator:
     def _finish(self, verdict: Verdict, start: float, key: tuple, store: bool) -> Verdict:
         """Score, time-stamp and explain ``verdict``; store it unless the judge itself failed (such
         a verdict is judged again next time)."""
+        if self.config.protocol == kernelbench_protocol.PROTOCOL:
+            kernelbench_protocol.fill_unjudged(verdict, self.config.kernelbench_atol, self.config.kernelbench_rtol)
         verdict.reward = reward(verdict)
         verdict.reward_version = REWARD_VERSION
         verdict.wall_s = time.monotonic() - start
@@ -166,7 +136,7 @@ class Evaluator:
         job = {
             "task": spec.id, "source": source, "device": device,
             "module_name": f"hawkeye_candidate_{v.source_hash[:12]}",
-            "trials": plan_trials(spec, device, seed), "timing": None,
+            "trials": plan_trials(spec, device, seed, self.config.protocol), "timing": None,
             "task_dirs": user_task_dirs(),
         }
         shape = dict(spec.gpu_shapes[0])
@@ -275,6 +245,8 @@ class Evaluator:
         outputs are compared on ``compare_device``."""
         if replayed.decided_by_reply(reply, v):
             return
+        job, reply = kernelbench_protocol.judge_and_strip(spec, job, reply, compare_device, v,
+                                                          self.config.kernelbench_atol, self.config.kernelbench_rtol)
         references.fill_trial_references(spec, job, reply, compare_device)
         if not checks.check_trials(spec, job["trials"], reply["trials"], v, compare_device):
             return
@@ -313,7 +285,7 @@ class Evaluator:
     def _check_timing(self, spec, shape, compare_device: str, timing: dict, cached: dict, v: Verdict) -> None:
         """Decide the timed part of a correct verdict: kept timed outputs against their own inputs,
         the roofline floor and the clock check on the candidate's timing, then speedups of the
-        scored times (``timing.py``: device time, or the host launch when that is longer) over the
+        scored times (``timing.py``: device time, the host launch reported beside it) over the
         stored baselines' scored times, measured the same way by baseline-only workers."""
         cand = timing["candidate"]
         kept = cand.get("kept", [])

@@ -37,6 +37,11 @@ def render_feedback(v: Verdict) -> str:
         cand = v.times_ms["candidate"]
         parts = ", ".join(f"{n} {v.times_ms[n]:.4f} ms ({s:.2f}x)" for n, s in sorted(v.speedup.items()))
         lines.append(f"Candidate {cand:.4f} ms (CV {v.timing.get('cv', 0):.3f}); baselines: {parts}.")
+        launch = v.timing.get("host_launch_ms")
+        if v.timing.get("host_bound") and launch:
+            lines.append(f"Host-bound: the host takes {launch:.4f} ms to enqueue a call whose device work takes "
+                         f"{v.timing['median_ms']:.4f} ms, so called back to back it runs at the host's pace "
+                         "(the score reads the device time; fewer launches and ops per call shorten the host's).")
         floor = v.timing.get("roofline_floor_ms")
         if floor:
             lines.append(f"Roofline floor {floor:.4f} ms: the candidate runs at {floor / cand:.0%} of it.")

@@ -12,6 +12,12 @@ a task module's ``draw_inputs(shape, distribution, seed, device, draw_like)`` re
 ``make_inputs``'s draws, a model's ``hawkeye_prepare_trial(distribution, generator, draw_like)``
 replaces ``randomize_parameters``' redraw, and an input list's ``refill_in_place(generator)``
 replaces ``refill``. Each receives ``draw_like``, so the distributions stay defined here.
+
+One more distribution, ``NATIVE``, redraws nothing: its trials (KernelBench's protocol,
+``kernelbench_protocol.py``) take ``get_inputs(**shape)``'s own values, drawn under the trial's
+seed, and the model's default initialisation, dropout layers in eval mode. Every builder of a
+trial (worker, trusted replay, parent) goes through ``make_inputs`` and ``randomize_parameters``,
+so they all build such a trial alike.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from __future__ import annotations
 import torch
 
 HEAVY_TAIL_DOF = 3.0  # Student-t: finite variance; 4e-4 of draws exceed 10x the RMS (measured, 1e6 draws)
+NATIVE = "native"  # the task's own get_inputs values and default initialisation (module docstring)
+DROPOUT = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d, torch.nn.Dropout3d, torch.nn.AlphaDropout,
+           torch.nn.FeatureAlphaDropout)
 
 
 def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) -> torch.Tensor:
@@ -60,9 +69,28 @@ def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
         return module.get_inputs(**shape)
 
 
+def native_inputs(module, shape: dict, seed: int, device: str) -> list:
+    """``module.get_inputs(**shape)`` as the task draws it, under ``torch.manual_seed(seed)`` with
+    ``device`` as the default device (KernelBench: ``set_seed(trial_seed); get_inputs()``); tensors
+    on ``device``, contiguous.
+
+    >>> import types
+    >>> task = types.SimpleNamespace(get_inputs=lambda n: [torch.triu(torch.randn(n, n)), 2.0])
+    >>> a, s = native_inputs(task, {"n": 3}, seed=0, device="cpu")
+    >>> bool((a.tril(-1) == 0).all()), s
+    (True, 2.0)
+    """
+    torch.manual_seed(seed)
+    with torch.device(device):
+        items = module.get_inputs(**shape)
+    return [x.to(device).contiguous() if isinstance(x, torch.Tensor) else x for x in items]
+
+
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
     """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device`` (or the task's
-    own ``draw_inputs``, module docstring)."""
+    own ``draw_inputs``; ``NATIVE``: its own values, ``native_inputs``; module docstring)."""
+    if distribution == NATIVE:
+        return native_inputs(module, shape, seed, device)
     if callable(getattr(module, "draw_inputs", None)):
         return module.draw_inputs(dict(shape), distribution, seed, device, draw_like)
     torch.manual_seed(seed)
@@ -81,7 +109,13 @@ def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, d
     values drawn on ``device``'s generator: on a GPU the draws are kernels, not a host loop
     (``linear_prefill_bf16``'s 117M weights took 7-9 s per trial on the host, heavy-tailed draws
     being four passes; H200 run of 2026-11-30). Every builder of a trial passes the same device,
-    so worker, parent and baselines hold the same values."""
+    so worker, parent and baselines hold the same values. ``NATIVE`` keeps the default
+    initialisation and puts dropout layers in eval mode (module docstring)."""
+    if distribution == NATIVE:
+        for m in model.modules():
+            if isinstance(m, DROPOUT):
+                m.eval()
+        return
     generator = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     if callable(getattr(model, "hawkeye_prepare_trial", None)):
         model.hawkeye_prepare_trial(distribution, generator, draw_like)

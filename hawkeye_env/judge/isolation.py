@@ -1,9 +1,12 @@
 """The OS sandbox around every worker process: bubblewrap, enforced by the kernel, not by Python.
 
-Every process that runs candidate code (a candidate's worker, a standby that will take one, the
-trusted replay that runs a candidate's kernels) and every baseline-only worker is started by
-``launch`` as ``bwrap ... python -m hawkeye_env.judge.worker_entry``. Assume the candidate runs
-any Python and any system call its process allows; what still holds:
+This module is the sandbox's policy: whether it is on (``mode``, ``require``), and the ``bwrap``
+command line that builds it (``bwrap_command``: namespaces, mounts, environment). Every process
+that runs candidate code (a candidate's worker, a standby that will take one, the trusted replay
+that runs a candidate's kernels) and every baseline-only worker is started by ``spawn.launch`` as
+``bwrap ... python -m hawkeye_env.judge.worker_entry``, in a scratch folder of its own
+(``scratch.py``). Assume the candidate runs any Python and any system call its process allows;
+what still holds:
 
 Covered (each claim has a test in ``tests/judge/test_isolation.py``):
 
@@ -51,14 +54,9 @@ with ``HAWKEYE_SANDBOX=off``; every verdict names the mode in ``versions["sandbo
 from __future__ import annotations
 
 import os
-import queue
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import threading
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -77,14 +75,9 @@ PASSED_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "TORCH_", "TORCHINDUCTOR_"
 HIDDEN_HOME_ENTRIES = (".cache", ".config", ".ssh", ".netrc", ".aws", ".gnupg", ".triton", ".nv",
                        ".local/share", ".wandb", ".huggingface", ".docker", ".kube", ".git-credentials",
                        ".pypirc", ".bash_history", ".python_history")
-# Folders where worker scratch folders are made: shared memory when it has room for a few GPU-shape
-# replies (a gemm_bf16 reply is 224 MiB with references in the parent; BENCHMARKS.md), else the
-# temporary folder.
-SHM_DIR = "/dev/shm"
 # The worker's private /dev/shm: torch, Triton and CUDA keep nothing there, and a bounded tmpfs
 # keeps a candidate from filling the host's memory through it.
 SHM_TMPFS_BYTES = 256 << 20
-SHM_MIN_FREE_BYTES = 4 << 30
 
 
 class SandboxUnavailable(RuntimeError):
@@ -142,51 +135,10 @@ def require() -> str:
 
 
 def _namespace_args(binary: str) -> list[str]:
+    """``bwrap`` and its namespace flags: every namespace new, capabilities dropped, ``SANDBOX_UID``
+    inside, killed with its parent, a new terminal session."""
     return [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "hawkeye-sandbox"]
-
-
-def scratch_root() -> str | None:
-    """``/dev/shm`` when it exists, is writable and has ``SHM_MIN_FREE_BYTES`` free, else None (the
-    system temporary folder)."""
-    try:
-        if os.access(SHM_DIR, os.W_OK) and shutil.disk_usage(SHM_DIR).free >= SHM_MIN_FREE_BYTES:
-            return SHM_DIR
-    except OSError:
-        pass
-    return None
-
-
-_SWEPT: set[str] = set()
-
-
-def new_scratch() -> str:
-    """A new private scratch folder ``<root>/hawkeye-workers-<uid>/hawkeye-worker-<judge pid>-*``.
-    The first call of a process removes the folders left by judges that are gone (killed before
-    they could clean up)."""
-    root = os.path.join(scratch_root() or tempfile.gettempdir(), f"hawkeye-workers-{os.getuid()}")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    if root not in _SWEPT:
-        _SWEPT.add(root)
-        sweep_stale(root)
-    return tempfile.mkdtemp(prefix=f"hawkeye-worker-{os.getpid()}-", dir=root)
-
-
-def sweep_stale(root: str) -> list[str]:
-    """Remove scratch folders under ``root`` whose judge process no longer exists; returns them."""
-    removed = []
-    for entry in os.scandir(root):
-        parts = entry.name.split("-")
-        if len(parts) < 4 or not parts[2].isdigit() or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            os.kill(int(parts[2]), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.path)
-        except PermissionError:
-            pass
-    return removed
 
 
 def hidden_paths(extra: tuple[str, ...] = ()) -> list[Path]:
@@ -232,207 +184,5 @@ def bwrap_command(argv: list[str], scratch: str, device: str, writable: tuple[st
     return [*cmd, "--", *argv]
 
 
-@dataclass
-class _Launch:
-    argv: list[str]
-    env: dict[str, str] | None
-    fds: tuple[int, ...]
-    new_session: bool
-
-
-class _Launcher:
-    """One long-lived thread that starts every worker. ``--die-with-parent`` (``PR_SET_PDEATHSIG``)
-    fires when the *thread* that started ``bwrap`` ends; starting them all from this thread, which
-    lives as long as the judge's process, ties each sandbox to the process and not to the batch
-    thread that asked for it."""
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-
-    def start(self, request: _Launch) -> subprocess.Popen:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
-                self._requests, self._pid = queue.Queue(), os.getpid()
-                self._thread = threading.Thread(target=self._serve, daemon=True, name="hawkeye-launcher")
-                self._thread.start()
-            requests = self._requests
-        answer: queue.Queue = queue.Queue(maxsize=1)
-        requests.put((request, answer))
-        result = answer.get()
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def _serve(self) -> None:
-        requests = self._requests
-        while True:
-            request, answer = requests.get()
-            try:
-                answer.put(subprocess.Popen(
-                    request.argv, env=request.env, pass_fds=request.fds, stdin=subprocess.DEVNULL,
-                    close_fds=True, start_new_session=request.new_session, preexec_fn=_die_with_this_thread,
-                ))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                answer.put(exc)
-
-
-def _die_with_this_thread() -> None:
-    """In the new child before ``exec``: ``PR_SET_PDEATHSIG`` SIGKILL, so the outer ``bwrap`` (and
-    with it the sandbox, through ``--die-with-parent``) is killed when the launcher thread, that
-    is the judge's process, dies; ``bwrap``'s own flag covers only the processes inside."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except OSError:
-        pass
-
-
-PR_SET_PDEATHSIG = 1
-_LAUNCHER = _Launcher()
-
-
-class WorkerProcess:
-    """A started worker: the ``multiprocessing.Process`` calls the judge uses (``is_alive``,
-    ``kill``, ``join``, ``exitcode``, ``pid``) over a ``Popen`` of ``bwrap`` (or of the plain
-    interpreter when the sandbox is off), and the worker's scratch folder, removed by
-    ``cleanup``."""
-
-    def __init__(self, popen: subprocess.Popen, scratch: str, sandboxed: bool):
-        self._popen = popen
-        self.scratch = scratch
-        self.sandboxed = sandboxed
-        self.pid = popen.pid
-
-    @property
-    def exitcode(self) -> int | None:
-        """The worker's exit code, negative for a signal as ``multiprocessing`` reports it (``bwrap``
-        exits with 128 + the signal number when its command was killed by one)."""
-        code = self._popen.poll()
-        if self.sandboxed and code is not None and code > 128:
-            return -(code - 128)
-        return code
-
-    def is_alive(self) -> bool:
-        return self._popen.poll() is None
-
-    def join(self, timeout: float | None = None) -> None:
-        try:
-            self._popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
-
-    def kill(self) -> None:
-        """SIGKILL: the sandbox's namespace dies with ``bwrap``; unsandboxed, its process group."""
-        if self._popen.poll() is not None:
-            return
-        try:
-            if self.sandboxed:
-                self._popen.kill()
-            else:
-                os.killpg(self._popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def cleanup(self) -> None:
-        """Kill if still running, reap, and remove the scratch folder."""
-        self.kill()
-        self.join(5.0)
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable: tuple[str, ...] = (),
-           hidden: tuple[str, ...] = (), env: dict[str, str] | None = None) -> WorkerProcess:
-    """Start ``target`` (``"module:function"``) as ``function(conn, *args)`` in a new worker
-    (``worker_entry.py``), in the sandbox unless it is off. ``fds`` are the descriptors the worker
-    inherits: ``(connection, output)``. ``writable`` folders are bound read-write besides the new
-    scratch folder (trusted baseline workers' caches); ``hidden`` paths are masked."""
-    import json
-
-    sandbox_mode = require()
-    scratch = new_scratch()
-    extra = {"HOME": scratch, "TMPDIR": scratch, "CUDA_CACHE_PATH": os.path.join(scratch, "nv"),
-             "TRITON_CACHE_DIR": os.path.join(scratch, "triton"), "PYTHONDONTWRITEBYTECODE": "1",
-             **(env or {})}
-    argv = [sys.executable, "-m", "hawkeye_env.judge.worker_entry", "--conn", str(fds[0]),
-            "--output", str(fds[1]) if len(fds) > 1 else "-1", "--target", target,
-            "--scratch", scratch, "--args", json.dumps(args)]
-    try:
-        if sandbox_mode == BWRAP:
-            command = bwrap_command(argv, scratch, device, writable, passed_env(extra), hidden)
-            popen = _LAUNCHER.start(_Launch(command, None, fds, new_session=False))
-        else:
-            popen = _LAUNCHER.start(_Launch(argv, {**os.environ, **passed_env(extra)}, fds, new_session=True))
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    return WorkerProcess(popen, scratch, sandbox_mode == BWRAP)
-
-
-def run_command(argv: list[str], env: dict[str, str], timeout_s: float, device: str = "cpu"):
-    """Run ``argv`` to completion in the sandbox (a fresh scratch folder, removed afterwards; the
-    environment filtered as for workers, then ``env``'s ``PASSED_ENV`` entries and
-    ``TRITON_INTERPRET``); returns the ``subprocess.CompletedProcess`` with text output. Used where
-    a candidate runs outside the judge's worker protocol (``hawkeye units verify --candidate``)."""
-    require()
-    scratch = new_scratch()
-    extra = {"HOME": scratch, "TMPDIR": scratch, "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
-             **{k: v for k, v in env.items() if k == "TRITON_INTERPRET"}}
-    try:
-        if mode() == OFF:
-            return subprocess.run(argv, env={**os.environ, **passed_env(extra)}, cwd=scratch, capture_output=True,
-                                  text=True, timeout=timeout_s, check=False)
-        command = bwrap_command(argv, scratch, device, (), passed_env(extra))
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def folder_bytes(folder: str | None, most_entries: int = 10_000) -> int:
-    """Bytes in the files below ``folder`` (links not followed; at most ``most_entries`` entries
-    walked): what a worker's scratch folder holds in memory when it lies on ``/dev/shm``."""
-    if not folder:
-        return 0
-    total, seen, stack = 0, 0, [folder]
-    while stack and seen < most_entries:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    seen += 1
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_blocks * 512
-        except OSError:
-            continue
-    return total
-
-
-def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of ``pid`` and all its descendants (a sandbox's ``bwrap``, its namespace's
-    init and the worker below them)."""
-    total, stack, seen = 0, [pid], set()
-    while stack:
-        p = stack.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            with open(f"/proc/{p}/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return total
-
-
-__all__ = ["BWRAP", "ENV", "OFF", "SandboxUnavailable", "WorkerProcess", "bwrap_command", "launch", "mode",
-           "probe", "require", "run_command", "scratch_root", "tree_rss_bytes"]
+__all__ = ["BWRAP", "ENV", "OFF", "SandboxUnavailable", "bwrap_command", "hidden_paths", "mode", "passed_env",
+           "probe", "require"]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import re
@@ -13,12 +14,25 @@ import tempfile
 import threading
 
 # A worker's captured output: at most this much of its beginning and end reaches the Outcome (and
-# the feedback; about 4000 characters), and the parent folds and truncates the file while the
-# worker runs once it grows past OUTPUT_FILE_MAX_BYTES (a candidate printing in a loop).
+# the feedback; about 4000 characters), and the parent folds the file and frees what it read while
+# the worker runs once it grows past OUTPUT_FILE_MAX_BYTES (a candidate printing in a loop).
 OUTPUT_HEAD_BYTES = 1024
 OUTPUT_TAIL_BYTES = 3072
 OUTPUT_FILE_MAX_BYTES = 16 << 20
 READ_CHUNK_BYTES = 1 << 20  # os.read allocates what it is asked for: the judge holds no more
+_FALLOC_FL_KEEP_SIZE, _FALLOC_FL_PUNCH_HOLE = 0x01, 0x02  # linux/falloc.h
+
+
+def punch_hole(fd: int, length: int) -> bool:
+    """Free the first ``length`` bytes of ``fd``'s file (``fallocate(PUNCH_HOLE | KEEP_SIZE)``):
+    they read back as zeros, take no space, and the size stays, so a writer appending at the end
+    loses nothing. False where the file system or libc cannot (then the caller truncates)."""
+    try:
+        fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return False
+    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong)
+    return fallocate(fd, _FALLOC_FL_KEEP_SIZE | _FALLOC_FL_PUNCH_HOLE, 0, length) == 0
 
 
 # Control characters other than tab and newline (C0, DEL, C1): shown escaped, so a candidate's
@@ -38,7 +52,7 @@ class WorkerOutput:
 
     Created by the parent (``mkstemp``: mode 0600, in the system temporary folder), opened for
     appending (shared with the worker's duplicate: the parent's truncations and the worker's
-    writes never interleave into holes) and unlinked at once: it exists only as the descriptors
+    writes never interleave into holes a truncation would leave) and unlinked at once: it exists only as the descriptors
     of the parent and the worker, and is gone when both are closed. The parent reads with
     ``pread`` only, never more than ``OUTPUT_HEAD_BYTES`` of the beginning and
     ``OUTPUT_TAIL_BYTES`` of the end. Thread-safe; ``close`` is idempotent.
@@ -48,8 +62,9 @@ class WorkerOutput:
         self._fd = fd
         self._lock = threading.Lock()
         self._head = b""  # the first OUTPUT_HEAD_BYTES written
-        self._tail = b""  # the last OUTPUT_TAIL_BYTES of what was folded (read and truncated away)
+        self._tail = b""  # the last OUTPUT_TAIL_BYTES of what was folded (read and freed)
         self._folded = 0  # bytes folded so far
+        self._start = 0  # the file offset where the bytes not yet folded begin
         self._closed: tuple[str, int] | None = None
 
     @classmethod
@@ -72,30 +87,40 @@ class WorkerOutput:
         """The descriptor a new worker inherits (``start_process``); None when there is no file."""
         return self._fd
 
-    def _fold(self, truncate: bool) -> None:
-        """Read the file's new head bytes and its tail into memory; truncate it if asked (bytes
-        written between the read and the truncation are lost: they lie in the omitted middle)."""
+    def _fold(self, free: bool) -> None:
+        """Read the file's new head bytes and its tail into memory; if ``free``, free what was read:
+        a hole punched over it, so bytes the worker appends meanwhile stay; where the file system
+        cannot punch, a truncation, which loses what lands between the read and it (in the
+        omitted middle)."""
         size = os.fstat(self._fd).st_size
-        if size <= 0:
+        new = size - self._start
+        if new <= 0:
             return
         if self._folded < OUTPUT_HEAD_BYTES:
-            self._head += os.pread(self._fd, min(OUTPUT_HEAD_BYTES - self._folded, size), 0)
-        start = max(0, size - OUTPUT_TAIL_BYTES)
+            self._head += os.pread(self._fd, min(OUTPUT_HEAD_BYTES - self._folded, new), self._start)
+        start = max(self._start, size - OUTPUT_TAIL_BYTES)
         chunk = os.pread(self._fd, size - start, start)
-        self._tail = (self._tail + chunk)[-OUTPUT_TAIL_BYTES:] if start == 0 else chunk
-        if truncate:
-            os.ftruncate(self._fd, 0)
-            self._folded += size
+        self._tail = (self._tail + chunk)[-OUTPUT_TAIL_BYTES:] if start == self._start else chunk
+        if free:
+            self._folded += new
+            if punch_hole(self._fd, size):
+                self._start = size
+            else:
+                os.ftruncate(self._fd, 0)
+                self._start = 0
+
+    def _pending(self) -> int:
+        return os.fstat(self._fd).st_size - self._start
 
     def bound(self) -> None:
-        """Called while the worker runs: fold and truncate the file once it is past
-        ``OUTPUT_FILE_MAX_BYTES``."""
+        """Called while the worker runs: fold the file and free what was read once its unread
+        part is past ``OUTPUT_FILE_MAX_BYTES``."""
         with self._lock:
             if self._fd is None or self._closed is not None:
                 return
             try:
-                if os.fstat(self._fd).st_size > OUTPUT_FILE_MAX_BYTES:
-                    self._fold(truncate=True)
+                if self._pending() > OUTPUT_FILE_MAX_BYTES:
+                    self._fold(free=True)
             except OSError:
                 pass
 
@@ -108,7 +133,7 @@ class WorkerOutput:
                 os.ftruncate(self._fd, 0)
             except OSError:
                 pass
-            self._head, self._tail, self._folded = b"", b"", 0
+            self._head, self._tail, self._folded, self._start = b"", b"", 0, 0
 
     def close(self) -> tuple[str, int]:
         """Read what is left, close the parent's descriptor (the file is freed once the worker's
@@ -120,8 +145,8 @@ class WorkerOutput:
             total = self._folded
             if self._fd is not None:
                 try:
-                    self._fold(truncate=False)
-                    total += os.fstat(self._fd).st_size
+                    self._fold(free=False)
+                    total += self._pending()
                 except OSError:
                     pass
                 os.close(self._fd)

@@ -6,7 +6,7 @@ deep the bytes say. CPython hashes and frees nested tuples recursively in C: a 3
 ``TUPLE1`` opcodes (a dict key nested three million deep) overflows the parent's C stack, a
 segfault of the trusted process. ``nesting_depth`` walks the opcodes with a stack of depths, each
 value pushed as how deep it nests, memo entries included, in time linear in the pickle's length;
-``sandbox.decode_message`` refuses a message deeper than ``MAX_MESSAGE_DEPTH`` before decoding it.
+``reply_decode.decode_message`` refuses a message deeper than ``MAX_MESSAGE_DEPTH`` before decoding it.
 """
 
 from __future__ import annotations

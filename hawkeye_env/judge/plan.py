@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from hawkeye_env.judge import kernelbench_protocol
 from hawkeye_env.tasks.spec import TaskSpec
 
+# The judge's protocols (``EvalConfig.protocol``): hawkeye's trials alone, or also KernelBench's.
+PROTOCOLS = ("hawkeye", kernelbench_protocol.PROTOCOL)
 
-def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
+
+def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye") -> list[dict]:
     """Correctness trials: every CPU shape x distribution on CPU; on CUDA, each odd CPU shape once
     and the first GPU shape with every distribution. Orders alternate, candidate first; the last
-    trial re-runs the candidate on the same inputs (determinism). A task without CPU shapes cannot
-    be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict, not the candidate's)."""
+    of them re-runs the candidate on the same inputs (determinism). With ``protocol`` "kernelbench"
+    KernelBench's trials follow (``kernelbench_protocol.plan``), each marked ``"protocol"``. A task
+    without CPU shapes cannot be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict,
+    not the candidate's); so does an unknown ``protocol``."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
     pairs: list[tuple[dict, str]] = []
     if device == "cpu" and not spec.cpu_shapes:
         why = spec.no_cpu_reason or "too large for the interpreter"
@@ -26,7 +34,9 @@ def plan_trials(spec: TaskSpec, device: str, seed: int) -> list[dict]:
         for i, (s, d) in enumerate(pairs)
     ]
     trials[-1]["rerun"] = True
+    if protocol == kernelbench_protocol.PROTOCOL:
+        trials += kernelbench_protocol.plan(spec, device, seed)
     return trials
 
 
-__all__ = ["plan_trials"]
+__all__ = ["PROTOCOLS", "plan_trials"]

@@ -122,6 +122,7 @@ class PlanRunner:
         self.plan, self.launches, self.device = plan, launches, device
         self.ops = {s["op"]: _resolve_op(s["op"]) for s in plan["steps"] if "op" in s}
         self.raw_pointers = raw_pointers
+        self._ends: dict[int, int] = {}  # id of a tensor reference in ``plan`` -> the byte its view ends at
         self.fixed: dict[int, torch.UntypedStorage] = {}
         for tid, b in enumerate(plan["bases"]):
             if b["kind"] == "param":
@@ -145,7 +146,13 @@ class PlanRunner:
         self.inputs = [(tid, b["index"], b["nbytes"]) for tid, b in enumerate(plan["bases"]) if b["kind"] == "input"]
         self.made = [tid for tid, b in enumerate(plan["bases"]) if b["kind"] == "op"]
         self.program = [(self.launches[s["launch"]], s["grid"], [self._compile_arg(a) for a in s["args"]], None)
-                        if "launch" in s else (self.ops[s["op"]], None, None, s) for s in plan["steps"]]
+                        if "launch" in s else (self.ops[s["op"]], None, None, s) for s in plan["steps"]
+                        if not self._no_effect(s)]
+
+    def _no_effect(self, step: dict) -> bool:
+        """True for an op step that mutates nothing and whose outputs the plan never reads (a view
+        or alias nothing uses): the runner skips it, so its host time is not the plan's."""
+        return "op" in step and all(o is None for o in step["outs"]) and not self.ops[step["op"]]._schema.is_mutable
 
     def _compile_arg(self, a):
         """A launch argument as ``(kind, x, byte_offset)``: ``"v"`` a value passed as is, ``"p"`` a
@@ -159,10 +166,15 @@ class PlanRunner:
     def _view(self, storage, ref: dict) -> torch.Tensor:
         dtype = DTYPES[ref["dtype"]]
         size, stride, offset = ref["size"], ref["stride"], ref["offset"]
-        if all(s > 0 for s in size):  # any view with elements, 0-dim too: ``set_`` grows a storage to fit
-            end = (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * dtype.itemsize
-            if end > storage.nbytes() or min(stride, default=0) < 0:
-                raise PlanError(f"a tensor reference reaches byte {end} of a {storage.nbytes()}-byte storage")
+        end = self._ends.get(id(ref))
+        if end is None:  # any view with elements, 0-dim too: ``set_`` grows a storage to fit
+            end = (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * dtype.itemsize \
+                if all(s > 0 for s in size) else 0
+            end = self._ends[id(ref)] = -1 if min(stride, default=0) < 0 and end else end
+        if end < 0:
+            raise PlanError("a tensor reference has a negative stride")
+        if end > storage.nbytes():
+            raise PlanError(f"a tensor reference reaches byte {end} of a {storage.nbytes()}-byte storage")
         return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
 
     def _decode(self, v, bases: dict):

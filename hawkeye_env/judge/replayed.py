@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, standby
+from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, standby, worker_start
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 
 ENV_FLAG = "HAWKEYE_REPLAY"
@@ -103,7 +103,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     malformed, the replay failed)."""
     record = {**job, "trials": recording_trials(job["trials"]), "timing": None, "record": True}
     if standby.enabled(job["device"]):  # the replay's process warms up while the worker records
-        standby.POOL.prime(sandbox.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
+        standby.POOL.prime(worker_start.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
     outcome = sandbox.run_in_worker(record, timeout_s, memory_limit_bytes, lane)
     v.profile.update({"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer})
     if worker_failure(outcome, v):
@@ -130,7 +130,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     replay_job = {"kind": "replay", "task": job["task"], "device": job["device"], "trials": job["trials"],
                   "timing": job["timing"], "plans": launch_plan.to_job(entries),
                   "task_dirs": job.get("task_dirs") or []}
-    outcome = sandbox.run_in_worker(replay_job, timeout_s, memory_limit_bytes, lane, serve=sandbox.REPLAY_TARGET)
+    outcome = sandbox.run_in_worker(replay_job, timeout_s, memory_limit_bytes, lane, serve=worker_start.REPLAY_TARGET)
     v.profile["replay_wall_s"] = outcome.wall_s
     if outcome.reply is None:
         v.stage = Stage.RUNTIME_ERROR

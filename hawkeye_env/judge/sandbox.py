@@ -1,85 +1,84 @@
-"""Worker processes: start, feed one job, enforce time and memory, decode the reply safely.
+"""One job in a worker process: feed it, enforce time and memory, serve its lane, read its reply.
 
 Every candidate gets a fresh worker process in its own OS sandbox (``isolation.py``: bubblewrap
 namespaces, a read-only file system but for its private scratch folder), started by name
-(``WORKER_TARGET``) so the parent never imports the worker's code; no candidate's effects can
-reach another's verdict, the store or the parent. The parent enforces a hard wall-clock timeout
-and polls the resident memory of the worker's whole process tree; a worker that hangs, exceeds
-memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a malformed reply is killed with
-everything it started and reported as a failure with its reason, never skipped. Replies are
-decoded with ``torch.load(weights_only=True)``: tensors and plain containers only, and then
-checked against the parent's plan (``reply_check.py``). The final reply (the candidate's outputs:
-224 MiB for ``gemm_bf16`` at its GPU shapes) is written to a file the parent names in the
-worker's scratch folder, on ``/dev/shm`` when it has room, and read by the parent once the worker
-is dead; small messages and the fallback go through the socket. By default the worker is a
-standby that set itself up before the job existed (``standby.py``).
+(``worker_start.WORKER_TARGET``) so the parent never imports the worker's code; no candidate's
+effects can reach another's verdict, the store or the parent. The parent enforces a hard wall-clock
+timeout and polls the resident memory of the worker's whole process tree; a worker that hangs,
+exceeds memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a malformed reply is killed
+with everything it started and reported as a failure with its reason, never skipped. Replies are
+decoded with ``torch.load(weights_only=True)``: tensors and plain containers only
+(``reply_decode.py``), and then checked against the parent's plan (``reply_check.py``). The final
+reply (the candidate's outputs: 224 MiB for ``gemm_bf16`` at its GPU shapes) is written to a file
+the parent names in the worker's scratch folder, on ``/dev/shm`` when it has room, and read by the
+parent once the worker is dead; small messages and the fallback go through the socket. By default
+the worker is a standby that set itself up before the job existed (``standby.py``).
 
 On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
 shared before it first touches CUDA and exclusive before it times (a ``lane_request`` message,
-answered with ``{"go": true}`` once granted); the parent holds the lock and drops it when the worker
-has replied or died. The clock is paused while the worker waits for its lane: waiting for another
-candidate's timing never counts against this candidate's timeout. The wait itself is bounded
-(``LANE_WAIT_FACTOR``); a worker that waits longer fails with ``lane_wait``, an infrastructure
-failure that the batch API retries.
+answered with ``{"go": true}`` once granted); the parent holds the lock and drops it when the
+worker has replied or died. The clock is paused while the worker waits for its lane: waiting for
+another candidate's timing never counts against this candidate's timeout. The wait itself is
+bounded (``LANE_WAIT_FACTOR``); a worker that waits longer fails with ``lane_wait``, an
+infrastructure failure that the batch API retries.
 
 A worker's standard output and error (file descriptors 1 and 2, so C extensions, Triton and any
 subprocess such as ``ptxas`` too) never reach the judge's console or log (``WorkerOutput``):
-``start_process`` creates a file in the system temporary folder (mode 0600, on disk rather than
-``/dev/shm``), unlinks it at once and hands the worker a duplicate of its descriptor, the way a
-``Connection`` is handed over; the worker points descriptors 1 and 2 at it (and 0 at
+``worker_start.start_process`` creates a file in the system temporary folder (mode 0600, on disk
+rather than ``/dev/shm``), unlinks it at once and hands the worker a duplicate of its descriptor,
+the way a ``Connection`` is handed over; the worker points descriptors 1 and 2 at it (and 0 at
 ``/dev/null``) before anything of ``serve`` runs. The file has no name, so nothing is left behind
 whatever ends the worker or the judge, and a candidate cannot swap it for a link or a FIFO. The
 parent keeps the first ``OUTPUT_HEAD_BYTES`` and the last ``OUTPUT_TAIL_BYTES``, closes its
 descriptor once the worker is dead (reply, timeout, crash) and returns the text in
 ``Outcome.output_tail``; for a candidate that failed, ``run_in_worker`` appends it, labelled, to
-the failure's detail or the worker's error, where the verdict's error and feedback show it (a
-ptxas error, a print). It is plain text: sanitised, never parsed, and it decides nothing. A size
-limit (``RLIMIT_FSIZE``) would also hit the reply file and Triton's cache, so the parent bounds the
-file instead: while the worker runs, every poll folds a file past ``OUTPUT_FILE_MAX_BYTES`` into
-the kept head and tail and truncates it (what the worker writes between the read and the
-truncation is lost; it lies in the omitted middle). A standby's trusted warm-up output is dropped
-when it says ``ready`` (``standby.py``), so a candidate's feedback holds only what was printed
-after its job arrived.
+the failure's detail or the worker's error, where the verdict's error and feedback show it (a ptxas
+error, a print). It is plain text: sanitised, never parsed, and it decides nothing. A size limit
+(``RLIMIT_FSIZE``) would also hit the reply file and Triton's cache, so the parent bounds the file
+instead: while the worker runs, every poll folds a file past ``OUTPUT_FILE_MAX_BYTES`` into the
+kept head and tail and punches a hole over what it read, so what the worker writes meanwhile stays
+(``output_capture.punch_hole``; where the file system cannot, it truncates, and a write landing
+between the read and the truncation is lost in the omitted middle). A standby's trusted warm-up
+output is dropped when it says ``ready`` (``standby.py``), so a candidate's feedback holds only
+what was printed after its job arrived.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
-import signal
-import socket
-import stat
 import time
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 
-import torch
-
-from hawkeye_env.judge import isolation
+from hawkeye_env.judge import host_memory, standby
 from hawkeye_env.judge.lanes import Lane, LaneClaim
-from hawkeye_env.judge.output_capture import (  # noqa: F401 - re-exported: the worker-output API
+from hawkeye_env.judge.output_capture import (
     OUTPUT_FILE_MAX_BYTES,
     OUTPUT_HEAD_BYTES,
     OUTPUT_TAIL_BYTES,
     MessageReader,
     WorkerOutput,
-    plain_text,
 )
-from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
+from hawkeye_env.judge.reply_decode import ForgedMessage, decode_message, read_reply_file
+from hawkeye_env.judge.worker_start import (
+    GO,
+    KILL_GRACE_S,
+    LANE_POLL_S,
+    POLL_S,
+    WORKER_TARGET,
+    describe_exit,
+    kill,
+    lane_fields,
+    lane_writable,
+    start_process,
+)
 
-POLL_S = 0.05
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
 # times per trial; more than MAX_MESSAGES of them, or one above the memory limit (or
 # MAX_MESSAGE_BYTES without one), is a worker flooding the parent.
 MAX_MESSAGES = 10_000
 MAX_MESSAGE_BYTES = 4 << 30
-KILL_GRACE_S = 2.0
-# While a lane request is pending the parent re-tries the lock every 5 ms: a timed section holds
-# the GPU for about a second (50 iterations of ~0.1-1 ms plus a 0.2 s warm-up, timing.py), so a
-# 5 ms grant latency costs under 1% of it; the 50 ms idle poll would cost ~5%.
-LANE_POLL_S = 0.005
 # A worker may wait for its lane up to 4x its own timeout in total: enough for the timed sections
 # of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
@@ -87,11 +86,6 @@ LANE_WAIT_FACTOR = 4.0
 REPLY_FILE = "reply.pt"
 # Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).
 OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
-# The candidate worker's entry point, named rather than imported: the parent never imports the
-# worker's modules (``hawkeye_env/judge/__init__.py`` lists which module runs where).
-WORKER_TARGET = "hawkeye_env.judge.worker:serve"
-# The trusted replay of a candidate's launch plans (``replay.py``): no candidate code runs in it.
-REPLAY_TARGET = "hawkeye_env.judge.replay:serve"
 # Set to a folder, every worker profiles its job with cProfile and writes the statistics there.
 PROFILE_ENV = "HAWKEYE_PROFILE_DIR"
 
@@ -111,50 +105,12 @@ class Outcome:
     output_bytes: int = 0  # bytes the worker wrote to them (a lower bound once the file was folded)
 
 
-GO = json.dumps({"go": True}).encode("utf-8")
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "worker did not exit"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"worker was killed by {name}"
-    return f"worker exited with code {code} before replying"
-
-
-def candidate_lane_fields(lane: Lane) -> dict:
-    """A candidate's (or standby's) lane fields: its GPU only. The lane's shared compile caches
-    are for trusted baseline workers; a candidate compiles into its private scratch folder
-    (``isolation.launch``), so nothing it writes reaches another candidate's kernels."""
-    return {"gpu": lane.gpu}
-
-
-def lane_fields(serve, lane: Lane) -> dict:
-    """What a process started for ``serve`` learns of its lane: a candidate its GPU only
-    (``candidate_lane_fields``); the trusted replay its GPU and the lane's compile caches, where
-    Triton's launchers, built from validated signatures, are shared between replays."""
-    if target_name(serve) == REPLAY_TARGET:
-        return lane.job_fields()
-    return candidate_lane_fields(lane)
-
-
-def lane_writable(serve, lane: Lane | None) -> tuple[str, ...]:
-    """Folders bound read-write into a process started for ``serve``: the lane's compile caches
-    for the trusted replay, nothing for a candidate worker."""
-    if lane is None or lane.cache_dir is None or target_name(serve) != REPLAY_TARGET:
-        return ()
-    os.makedirs(lane.cache_dir, exist_ok=True)
-    return (lane.cache_dir,)
-
 
 def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
                   serve: str = WORKER_TARGET) -> Outcome:
     """Run ``job`` in a fresh sandboxed worker process and return its decoded reply or failure.
 
-    The worker writes the candidate into its private scratch folder (``isolation.launch``), which
+    The worker writes the candidate into its private scratch folder (``spawn.launch``), which
     is removed here once the worker is gone, whatever happened to it; its final reply comes back
     as a file in that folder. ``lane`` (CUDA) picks the worker's GPU and the lock its timed
     section takes; without one the worker uses the current GPU, unlocked. Where standby workers
@@ -164,8 +120,6 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     error (``with_output``). ``serve`` is ``WORKER_TARGET`` (a candidate) or ``REPLAY_TARGET``
     (the trusted replay of its launch plans).
     """
-    from hawkeye_env.judge import standby
-
     if lane is not None:
         job = {**job, "lane": lane_fields(serve, lane)}
     ready = None
@@ -190,34 +144,6 @@ def _copy_profiles(src: str, dest: str) -> None:
                 shutil.copyfile(entry.path, os.path.join(dest, entry.name), follow_symlinks=False)
     except OSError:
         pass
-
-
-def target_name(serve) -> str:
-    """``"module:function"`` of a worker entry point: ``serve`` itself when it is a string, else
-    the module-level function's module and qualified name."""
-    return serve if isinstance(serve, str) else f"{serve.__module__}:{serve.__qualname__}"
-
-
-def start_process(serve, device: str, memory_limit_bytes: int, *extra, writable: tuple[str, ...] = ()):
-    """Start ``serve(conn, device, memory_limit_bytes, *extra)`` in a new sandboxed worker
-    (``isolation.launch``) whose stdout and stderr go to a new ``WorkerOutput``; returns
-    ``(parent_conn, process, output)``. ``serve`` is a ``"module:function"`` name or a
-    module-level function (``target_name``), imported only in the worker; ``extra`` must be JSON.
-    ``writable`` folders are bound read-write (trusted baseline workers' compile caches only).
-    Whoever ends the process cleans it up and closes the output (``run_job``, ``Standby.discard``)."""
-    output = WorkerOutput.create()
-    parent_sock, child_sock = socket.socketpair()
-    try:
-        fds = (child_sock.fileno(),) + ((output.fd,) if output.fd is not None else ())
-        proc = isolation.launch(target_name(serve), [device, memory_limit_bytes, *extra],
-                                fds, device, writable=writable)
-    except BaseException:
-        parent_sock.close()
-        output.close()
-        raise
-    finally:
-        child_sock.close()
-    return Connection(parent_sock.detach()), proc, output
 
 
 def output_label(outcome: Outcome) -> str:
@@ -296,7 +222,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                 return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
             if time.monotonic() - start - claim.total_wait_s() > timeout_s:
                 return failed("timeout", f"no verdict within {timeout_s:.0f} s")
-            if memory_limit_bytes and _memory_bytes(proc) > memory_limit_bytes:
+            if memory_limit_bytes and host_memory.worker_bytes(proc) > memory_limit_bytes:
                 return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory "
                                         "(its processes and its scratch folder)")
             try:
@@ -326,7 +252,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                 if message.get("reply_file") and job.get("reply_path"):
                     kill(proc)  # nothing may write the file once it is being read
                     try:
-                        message, size = _read_reply_file(job["reply_path"], memory_limit_bytes)
+                        message, size = read_reply_file(job["reply_path"], memory_limit_bytes)
                     except ForgedMessage as exc:
                         return failed("forged", str(exc))
                     except ValueError as exc:
@@ -350,68 +276,5 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
         claim.close()
 
 
-def _memory_bytes(proc) -> int:
-    """Host memory a worker holds: the resident memory of its process tree plus the bytes in its
-    scratch folder (on ``/dev/shm`` those are memory too)."""
-    return isolation.tree_rss_bytes(proc.pid) + isolation.folder_bytes(getattr(proc, "scratch", None))
-
-
-def _read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
-    """Decode the reply file the worker announced: a regular file (no link, FIFO or device, which
-    a candidate could have put there), at most ``limit_bytes`` (0: no limit), loaded with
-    ``torch.load(weights_only=True)``. Returns ``(message, size)``; ``ValueError`` otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ValueError(f"reply file unreadable: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("reply file is not a regular file")
-        if limit_bytes and st.st_size > limit_bytes:
-            raise ValueError(f"reply file of {st.st_size / 2**30:.1f} GiB exceeds the memory limit")
-        _refuse_deep(f)
-        f.seek(0)
-        try:
-            message = torch.load(f, weights_only=True)
-        except Exception as exc:
-            raise ValueError(f"undecodable worker reply: {exc}") from exc
-    if not isinstance(message, dict) or message.get("kind") != "final":
-        raise ValueError("reply file does not hold a final reply")
-    return message, st.st_size
-
-
-class ForgedMessage(ValueError):
-    """A message no honest worker sends (nested deeper than any reply of the judge's own code)."""
-
-
-def _refuse_deep(payload) -> None:
-    """``ForgedMessage`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``:
-    building it could overflow the parent's C stack (``pickle_depth.py``); ``ValueError`` for bytes
-    that are no pickle."""
-    try:
-        depth = nesting_depth(payload)
-    except ValueError as exc:
-        raise ValueError(f"undecodable worker reply: {exc}") from exc
-    if depth > MAX_MESSAGE_DEPTH:
-        raise ForgedMessage(f"a worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}: written by the "
-                            "candidate, not by the judge's worker")
-
-
-def decode_message(payload: bytes) -> dict:
-    """A worker message: ``torch.load(weights_only=True)`` of a dict nested at most
-    ``MAX_MESSAGE_DEPTH`` deep, or ``ValueError``."""
-    _refuse_deep(payload)
-    try:
-        message = torch.load(io.BytesIO(payload), weights_only=True)
-    except Exception as exc:
-        raise ValueError(f"undecodable worker reply: {exc}") from exc
-    if not isinstance(message, dict):
-        raise ValueError(f"worker reply is {type(message).__name__}, not a dict")
-    return message
-
-
-def kill(proc) -> None:
-    """SIGKILL the worker (with its sandbox, everything it started) and reap it."""
-    proc.kill()
-    proc.join(KILL_GRACE_S)
+__all__ = ["LANE_WAIT_FACTOR", "MAX_MESSAGES", "OUTPUT_STAGES", "PROFILE_ENV", "REPLY_FILE", "Outcome", "output_label",
+           "run_in_worker", "run_job", "with_output"]

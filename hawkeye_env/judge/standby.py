@@ -20,7 +20,7 @@ CUDA context (about 0.5 GiB of GPU memory) and no lane lock, so it never delays 
 A standby that fails its warm-up or is not ready within ``READY_TIMEOUT_S`` is discarded and its
 candidate gets a fresh worker. Standbys are on by default; ``HAWKEYE_STANDBY=0`` turns them off.
 
-Like every worker, a standby's stdout and stderr go to its own file (``sandbox.WorkerOutput``), so
+Like every worker, a standby's stdout and stderr go to its own file (``output_capture.WorkerOutput``), so
 a pool of standbys warming up never writes into the judge's console or log. The warm-up is
 trusted: its output is dropped once the standby says ``ready`` (the worker flushes before), so
 the candidate's feedback shows only what was printed after its job arrived; a standby that fails
@@ -34,8 +34,9 @@ import os
 import threading
 import time
 
-from hawkeye_env.judge import isolation, sandbox
+from hawkeye_env.judge import isolation, worker_start
 from hawkeye_env.judge.lanes import Lane, LaneClaim
+from hawkeye_env.judge.reply_decode import decode_message
 
 ENV_FLAG = "HAWKEYE_STANDBY"
 # A warm-up is seconds of work (warmup.py) plus any wait for the shared lane lock behind timed
@@ -54,9 +55,10 @@ class Standby:
     process and output file."""
 
     def __init__(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int):
-        fields = sandbox.lane_fields(serve, lane) if lane is not None else {}
-        self.conn, self.proc, self.output = sandbox.start_process(serve, device, memory_limit_bytes, fields,
-                                                                  writable=sandbox.lane_writable(serve, lane))
+        fields = worker_start.lane_fields(serve, lane) if lane is not None else {}
+        writable = worker_start.lane_writable(serve, lane)
+        self.conn, self.proc, self.output = worker_start.start_process(serve, device, memory_limit_bytes, fields,
+                                                                       writable=writable)
         self.failure = ""
         self.setup_s = 0.0
         self.ready = threading.Event()
@@ -69,9 +71,9 @@ class Standby:
         try:
             while True:
                 if claim.grant():
-                    self.conn.send_bytes(sandbox.GO)
-                if self.conn.poll(sandbox.LANE_POLL_S if claim.pending else sandbox.POLL_S):
-                    message = sandbox.decode_message(self.conn.recv_bytes())
+                    self.conn.send_bytes(worker_start.GO)
+                if self.conn.poll(worker_start.LANE_POLL_S if claim.pending else worker_start.POLL_S):
+                    message = decode_message(self.conn.recv_bytes())
                     kind = message.get("kind")
                     if kind == "lane_request":
                         claim.request(str(message.get("mode")))
@@ -82,7 +84,7 @@ class Standby:
                     else:
                         raise ValueError(f"unexpected message {kind!r} during warm-up")
                 elif not self.proc.is_alive():
-                    raise RuntimeError(sandbox.describe_exit(self.proc.exitcode))
+                    raise RuntimeError(worker_start.describe_exit(self.proc.exitcode))
                 elif time.monotonic() - start > READY_TIMEOUT_S:
                     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
         except Exception as exc:  # noqa: BLE001 - any failure discards the standby
@@ -113,7 +115,7 @@ def _key(serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> tupl
     """What a standby must match to take a job: its entry point, device, lane, memory limit and
     the OS sandbox it was started in (``$HAWKEYE_SANDBOX`` may change between batches: a standby
     started sandboxed must not serve an unsandboxed job, nor the other way round)."""
-    return (sandbox.target_name(serve), device, lane, memory_limit_bytes, isolation.mode())
+    return (worker_start.target_name(serve), device, lane, memory_limit_bytes, isolation.mode())
 
 
 class StandbyPool:

@@ -9,7 +9,7 @@ import ast
 import builtins
 import re
 
-# Modules a candidate may import. Unit kernel modules are added from ``units/`` (``_unit_modules``).
+# Modules a candidate may import. Unit kernel modules are added from ``units/`` (``static_modules.unit_modules``).
 IMPORTABLE: frozenset[str] = frozenset(
     {
         "torch", "torch.nn", "torch.nn.functional", "triton", "triton.language",

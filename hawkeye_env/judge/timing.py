@@ -22,9 +22,15 @@ Method (applied identically to candidates and every baseline: eager, torch.compi
 - outputs of a few iterations, picked by the seed, are kept so the verdict can check that timed
   outputs match their own inputs (a cache returning stale results fails, #7).
 
-The score reads ``scored_ms = max(median_ms, host_launch_ms)``: the call's steady-state time when
-issued back to back, where the GPU runs one call while the host enqueues the next. A call whose
-host work is slower than its device work is host-bound and shows as slow.
+The score reads the device time, ``scored_ms = median_ms``, for the candidate and every baseline
+alike; the host launch is reported beside it and never mixed into it. ``host_launch_ms`` is the
+fastest clock-check enqueue (host interference only ever adds time) and ``host_launch_median_ms``
+their median; ``host_bound`` is true when the fastest enqueue is longer than the device time: a
+call that, issued back to back, runs at its host's pace. The verdict and its feedback say so. On
+the H200 (2026-12-01, ``evals/results/judge-calibration-h200-2026-12-01.json``) the host launch of
+one expert moved 2-2.7x between verdicts, its fastest enqueue as much as its median (rmsnorm
+0.038-0.101 ms, linear_decode 0.063-0.118 ms), while the device time moved 1.003-1.026x; a score
+that took the host launch when longer moved 1.47-1.87x between verdicts of identical code.
 ``hide_launch=False`` times the whole call instead (no spin in any iteration; ``method``
 ``"whole_call"``), as a user calling the kernel once pays it.
 """
@@ -119,9 +125,11 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         dict with
         ``median_ms``: device time, the median of the per-round medians of the rounds that passed
         ``CV_GATE`` (all rounds when none did), non-check iterations only;
-        ``scored_ms``: ``max(median_ms, host_launch_ms)``, the call's time issued back to back;
-        ``host_launch_ms``: median host enqueue time per call over the clock-check iterations
-        (``time.perf_counter`` around the call, no synchronize, the GPU idle at the call);
+        ``scored_ms``: ``median_ms``, the time the score reads;
+        ``host_bound``: ``host_launch_ms`` longer than ``median_ms`` (False without clock checks);
+        ``host_launch_ms``: the fastest host enqueue time per call over the clock-check iterations
+        (``time.perf_counter`` around the call, no synchronize, the GPU idle at the call), and
+        ``host_launch_median_ms`` their median (``clock_violation`` reads it);
         ``iqr_ms``, ``event_ms`` (list), ``wall_ms`` (list), ``wall_median_ms``: the device
         samples of the rounds used, their spread and host wall clocks (spin included when
         ``hide_launch``: not an escape check);
@@ -202,11 +210,13 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     walls = [w for rd in used for w in rd[3]]
     median = statistics.median(rd[0] for rd in used)
     q = statistics.quantiles(events, n=4) if len(events) >= 2 else [median, median, median]
-    host_launch = _median_or_none(launches)
+    host_launch = min(launches) if launches else None
     return {
         "median_ms": median,
-        "scored_ms": max(median, host_launch or 0.0),
+        "scored_ms": median,
+        "host_bound": bool(host_launch is not None and host_launch > median),
         "host_launch_ms": host_launch,
+        "host_launch_median_ms": _median_or_none(launches),
         "iqr_ms": q[2] - q[0],
         "cv": max(rd[1] for rd in used),
         "wall_median_ms": statistics.median(walls),

@@ -59,7 +59,8 @@ def clock_violation(result: dict) -> str | None:
     """A message when work finished after the timed stream's end event, else None.
 
     Fires when the clock-check iterations' host wall median exceeds ``TIMING_ESCAPE_RATIO`` x
-    ``max(their event median, host_launch_ms)`` + ``TIMING_ESCAPE_SLACK_MS``: the host waited
+    ``max(their event median, their host launch median)`` + ``TIMING_ESCAPE_SLACK_MS`` (the
+    median ``host_launch_median_ms``, ``host_launch_ms`` where absent): the host waited
     at the final synchronize for work the events never saw (another stream, a host thread's
     launches; REWARD_HACKS #3, #4). A result without the clock-check keys (a whole-call timing
     dict) is checked on ``wall_median_ms`` against ``median_ms``; one whose checks are None
@@ -75,7 +76,7 @@ def clock_violation(result: dict) -> str | None:
         wall, event = result.get("wall_median_ms"), result.get("median_ms")
     if wall is None or event is None:
         return None
-    launch = result.get("host_launch_ms") or 0.0
+    launch = result.get("host_launch_median_ms") or result.get("host_launch_ms") or 0.0
     if wall <= TIMING_ESCAPE_RATIO * max(event, launch) + TIMING_ESCAPE_SLACK_MS:
         return None
     return (f"host wall clock {wall:.4f} ms over the clock-check iterations vs device events {event:.4f} ms "

@@ -66,7 +66,9 @@ class Verdict:
     task's vendor libraries: reported, never scored (``scored_speedup`` leaves them out).
     ``baselines_unavailable`` maps a vendor baseline that could not run to the reason.
     ``trials`` has one row per correctness trial (shape, distribution, order, worst errors).
-    ``feedback`` is the text an agent reads.
+    ``protocols`` maps another benchmark's protocol, judged beside ours when the config asks for
+    it, to its outcome (``"kernelbench"``: ``kernelbench_protocol.report``); a report, never
+    read by the reward. ``feedback`` is the text an agent reads.
     """
 
     task: str
@@ -91,6 +93,7 @@ class Verdict:
     profile: dict[str, float] = field(default_factory=dict)
     vendor_baselines: list[str] = field(default_factory=list)
     baselines_unavailable: dict[str, str] = field(default_factory=dict)
+    protocols: dict[str, dict] = field(default_factory=dict)
 
     @property
     def scored_speedup(self) -> dict[str, float]:

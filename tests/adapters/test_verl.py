@@ -22,17 +22,17 @@ def test_signatures_are_verls():
 
 
 def test_compute_score_is_the_envs_first_turn_reward():
-    good = compute_score("hawkeye/KernelOpt-v1", fenced(SOLUTION), TASK, {"index": 0})
+    good = compute_score("hawkeye/KernelOpt-v2", fenced(SOLUTION), TASK, {"index": 0})
     assert good["score"] == pytest.approx(0.2) and good["stage"] == "correct" and good["correct"] is True
-    assert compute_score("hawkeye/KernelOpt-v1", "I cannot", TASK)["score"] == -1.0
+    assert compute_score("hawkeye/KernelOpt-v2", "I cannot", TASK)["score"] == -1.0
     with pytest.raises(KeyError, match="unknown task"):
-        compute_score("hawkeye/KernelOpt-v1", fenced(SOLUTION), "no_such_task")
+        compute_score("hawkeye/KernelOpt-v2", fenced(SOLUTION), "no_such_task")
 
 
 def test_batch_form_judges_together(cpu_judge):
     before = cpu_judge.status()
     replies = [fenced(BROKEN), fenced(SOLUTION + "# batch\n"), "prose", fenced(BROKEN + "# batch\n")]
-    scores = compute_score_batch(["hawkeye/KernelOpt-v1"] * 4, replies, [TASK] * 4, extra_infos=[None] * 4)
+    scores = compute_score_batch(["hawkeye/KernelOpt-v2"] * 4, replies, [TASK] * 4, extra_infos=[None] * 4)
     assert [s["score"] for s in scores] == [-0.5, pytest.approx(0.2), -1.0, -0.5]
     after = cpu_judge.status()
     assert after["submitted"] - before["submitted"] == 3  # the prose reply never reaches the judge
@@ -46,5 +46,5 @@ def test_rows_carry_the_envs_prompt_and_the_task_as_ground_truth():
     env = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="docs")
     assert row["prompt"] == json.loads(env.reset(options={"task": TASK})[0]["messages"])
     assert row["reward_model"] == {"style": "rule", "ground_truth": TASK}
-    assert row["data_source"] == "hawkeye/KernelOpt-v1"
+    assert row["data_source"] == "hawkeye/KernelOpt-v2"
     env.close()

@@ -82,7 +82,13 @@ def test_a_calibration_file_renders_with_its_command(tmp_path):
         "noise": {"gemm_bf16": {"1": {"speedup": {"n": 3, "median": 0.92, "min": 0.91, "max": 0.93,
                                                   "max_over_min": 1.02, "best_over_median": 1.01},
                                       "candidate_ms": {"n": 3, "median": 0.2, "min": 0.19, "max": 0.21},
-                                      "timing": [{"cv": 0.003, "host_launch_ms": 0.06}]}}},
+                                      "device_ms": {"n": 3, "median": 0.2, "min": 0.198, "max": 0.202,
+                                                    "max_over_min": 1.0202, "best_over_median": 1.01},
+                                      "host_launch_ms": {"n": 3, "median": 0.05, "min": 0.04, "max": 0.1,
+                                                         "max_over_min": 2.5},
+                                      "host_launch_median_ms": {"n": 3, "median": 0.06},
+                                      "verdicts_per_min": 11.4}},
+                  "fp8_gemm_per_tensor": {"skipped": "budget"}},
     }
     rates = "\n".join(_area(tmp_path, benchmark_tables.calibration_rates, "judge-calibration-h200-2026-12-02.json",
                             data))
@@ -91,7 +97,21 @@ def test_a_calibration_file_renders_with_its_command(tmp_path):
     assert "NVIDIA H200, 2026-12-02" in rates
     noise = "\n".join(_area(tmp_path, benchmark_tables.calibration_noise, "judge-calibration-h200-2026-12-02.json",
                             data))
-    assert "| gemm_bf16 | 1 | 3 | 0.2000 (0.1900-0.2100) | 0.920 (0.910-0.930) | 1.020 |" in noise
+    assert ("| gemm_bf16 | 1 | 3 | 0.2000 (0.1980-0.2020) | 1.020 | 1.010 | 0.050 (0.040-0.100) | 2.50 | "
+            "0.920 (0.910-0.930), 1.02 | 11.4 |") in noise
+    assert "Not run (the call's time ran out): fp8_gemm_per_tensor." in noise
+
+
+def test_a_merged_calibration_names_every_part_and_the_merge(tmp_path):
+    args = {"device": "cuda", "tasks": "gemm_bf16", "trials": 4, "verdicts": 3, "in_flight": [1, 4],
+            "noise_tasks": "gemm_bf16", "budget_s": 300.0}
+    data = {"date": "2026-12-02", "device": "cuda", "versions": VERSIONS, "args": {**args, "skip": ["noise"]},
+            "correctness": {}, "noise": {},
+            "parts": [{"file": "a.json", "args": {**args, "skip": ["noise"]}},
+                      {"file": "b.json", "args": {**args, "skip": ["correctness"]}}]}
+    recorded = benchmarks_doc._recorded(data)["command"]
+    assert recorded.count("python -m evals.calibrate --device cuda") == 2
+    assert recorded.endswith("python -m evals.calibrate --merge a.json b.json")
 
 
 def test_a_throughput_file_renders(tmp_path):

@@ -21,3 +21,31 @@ def test_calibration_counts_trials_and_rejects_the_hacks(tmp_path):
         assert rates["lower_precision"]["verdicts_failed"] == rates["lower_precision"]["verdicts"] >= 1
     assert report["correctness"]["gemm_bf16"]["rates"]["vendor:cublas"]["failed"] == 0
     assert report["noise"] == {} and report["versions"]["sandbox"] in ("bwrap", "off")
+
+
+def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
+    """A calibration split over several GPU calls becomes one report: every part's tasks, the
+    later part winning for a task in both unless it skipped the task, each part's args kept."""
+    parts = []
+    for i, (correct, noisy) in enumerate([({"a": {"trials": 1}}, {"c": {"1": {}}}),
+                                          ({"a": {"trials": 2}, "b": {}}, {"c": {"skipped": "budget"}, "d": {}})]):
+        path = tmp_path / f"part{i}.json"
+        path.write_text(json.dumps({"date": f"2026-12-0{i + 1}", "device": "cuda", "versions": {"judge": str(i)},
+                                    "args": {"tasks": str(i)}, "correctness": correct, "noise": noisy,
+                                    "wall_s": 10.0 * (i + 1)}))
+        parts.append(str(path))
+    out = tmp_path / "merged.json"
+    calibrate.main(["--merge", *parts, "--out", str(out)])
+    merged = json.loads(out.read_text())
+    assert merged["correctness"] == {"a": {"trials": 2}, "b": {}} and merged["noise"] == {"c": {"1": {}}, "d": {}}
+    assert [p["args"]["tasks"] for p in merged["parts"]] == ["0", "1"]
+    assert merged["date"] == "2026-12-02" and merged["wall_s"] == 30.0
+
+
+def test_profile_medians_skip_stages_a_verdict_lacks():
+    from hawkeye_env.judge.verdict import Stage, Verdict
+
+    vs = [Verdict(task="t", device="cuda", stage=Stage.CORRECT) for _ in range(3)]
+    for v, p in zip(vs, [{"worker_wall_s": 1.0, "replay_wall_s": 4.0}, {"worker_wall_s": 3.0}, {"worker_wall_s": 2.0}]):
+        v.profile = p
+    assert calibrate._profile_medians(vs) == {"worker_wall_s": 2.0, "replay_wall_s": 4.0}

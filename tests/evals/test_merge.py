@@ -59,6 +59,21 @@ def test_merged_report_keeps_each_tasks_metrics_and_covers_the_union(tmp_path):
     assert len((tmp_path / "merged" / "candidates.jsonl").read_text().splitlines()) == 6
 
 
+def test_a_parts_policy_errors_reach_the_merged_report(tmp_path):
+    """A part whose policy failed keeps its failures in the merge, with the part named, and the
+    merged report carries the error that makes ``hawkeye eval`` exit non-zero."""
+    pa, ra = _part(tmp_path / "pa", {"a": A}, 3, judging_s=60.0, gpus=1)
+    ra["policy_errors"] = [{"task": "a", "sample": 1, "error": "HTTP 503 after 3 retries"}]
+    (pa / "results.json").write_text(json.dumps(ra))
+    pb, _ = _part(tmp_path / "pb", {"b": B}, 3, judging_s=30.0, gpus=1)
+    merged = merge_runs([pa, pb], tmp_path / "merged")
+    assert merged["policy_errors"] == [{"task": "a", "sample": 1, "error": "HTTP 503 after 3 retries",
+                                        "part": str(pa)}]
+    assert "HTTP 503" in merged["error"]
+    clean = merge_runs([_part(tmp_path / "qa", {"a": A}, 3, 60.0, 1)[0], pb], tmp_path / "merged2")
+    assert clean["policy_errors"] == [] and clean["error"] == ""
+
+
 def test_overlapping_tasks_and_different_settings_are_refused(tmp_path):
     pa, _ = _part(tmp_path / "pa", {"a": A}, 3, 60.0, 1)
     again, _ = _part(tmp_path / "again", {"a": A}, 3, 60.0, 1)

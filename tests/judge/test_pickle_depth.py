@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
-from hawkeye_env.judge.sandbox import decode_message
+from hawkeye_env.judge.reply_decode import decode_message
 
 
 def _saved(obj) -> bytes:

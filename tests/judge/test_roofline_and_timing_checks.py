@@ -50,7 +50,7 @@ def _timing(median, wall=None, kept=(), host=None):
     wall = median if wall is None else wall
     host = 0.01 if host is None else host
     rows = [{**k, "native": k.get("native", [r.to(torch.bfloat16) for r in k["reference"]])} for k in kept]
-    return {"candidate": {"median_ms": median, "scored_ms": max(median, host), "host_launch_ms": host,
+    return {"candidate": {"median_ms": median, "scored_ms": median, "host_launch_ms": host, "host_bound": host > median,
                           "iqr_ms": 0.0, "cv": 0.01, "attempts": 3, "check_event_median_ms": median,
                           "check_wall_median_ms": wall, "wall_median_ms": median + 1.0, "kept": rows}}
 
@@ -71,11 +71,17 @@ def test_honest_timing_gives_speedups_of_scored_times():
     assert v.timing["precise"] is True
 
 
-def test_a_host_bound_call_is_scored_at_its_host_launch_time():
-    """Device time 0.2 ms but 0.5 ms of host work per call: back to back it runs at 0.5 ms."""
+def test_a_host_bound_call_is_scored_at_its_device_time_and_says_it_is_host_bound():
+    """Device time 0.2 ms but 0.5 ms of host work per call: the score reads 0.2 ms, the verdict and
+    its feedback say that back to back it would run at the host's pace."""
+    from hawkeye_env.judge.feedback import render_feedback
+
     v = _check(_timing(0.2, host=0.5))
-    assert v.times_ms["candidate"] == 0.5 and v.speedup["eager"] == pytest.approx(0.5)
-    assert v.timing["median_ms"] == 0.2 and v.timing["host_launch_ms"] == 0.5
+    assert v.times_ms["candidate"] == 0.2 and v.speedup["eager"] == pytest.approx(1.25)
+    assert v.timing["median_ms"] == 0.2 and v.timing["host_launch_ms"] == 0.5 and v.timing["host_bound"] is True
+    assert "Host-bound: the host takes 0.5000 ms" in render_feedback(v)
+    lean = _check(_timing(0.2, host=0.05))
+    assert lean.timing["host_bound"] is False and "Host-bound" not in render_feedback(lean)
 
 
 def test_an_imprecise_measurement_is_reported_and_not_paid():

@@ -16,7 +16,7 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import sandbox, standby, warmup
+from hawkeye_env.judge import reply_decode, sandbox, standby, warmup, worker_start
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, _comparing_on
 from hawkeye_env.judge.lanes import EXCLUSIVE, Lane, LaneLock
 from hawkeye_env.judge.store import ResultStore
@@ -112,26 +112,26 @@ def test_a_dead_standby_falls_back_to_a_fresh_worker(standbys, tmp_path):
 def test_reply_file_must_be_a_plain_file_within_the_limit(tmp_path):
     good = tmp_path / "reply.pt"
     torch.save({"kind": "final", "stage": "ok", "x": torch.ones(4)}, good)
-    message, size = sandbox._read_reply_file(str(good), 1 << 20)
+    message, size = reply_decode.read_reply_file(str(good), 1 << 20)
     assert message["stage"] == "ok" and size == good.stat().st_size
     with pytest.raises(ValueError, match="exceeds"):
-        sandbox._read_reply_file(str(good), 16)
+        reply_decode.read_reply_file(str(good), 16)
     link = tmp_path / "link.pt"
     link.symlink_to(good)
     with pytest.raises(ValueError, match="unreadable"):
-        sandbox._read_reply_file(str(link), 1 << 20)
+        reply_decode.read_reply_file(str(link), 1 << 20)
     fifo = tmp_path / "fifo.pt"
     os.mkfifo(fifo)
     with pytest.raises(ValueError, match="not a regular file"):
-        sandbox._read_reply_file(str(fifo), 1 << 20)
+        reply_decode.read_reply_file(str(fifo), 1 << 20)
     other = tmp_path / "other.pt"
     torch.save({"kind": "progress"}, other)
     with pytest.raises(ValueError, match="final"):
-        sandbox._read_reply_file(str(other), 1 << 20)
+        reply_decode.read_reply_file(str(other), 1 << 20)
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a torch file")
     with pytest.raises(ValueError, match="undecodable"):
-        sandbox._read_reply_file(str(junk), 1 << 20)
+        reply_decode.read_reply_file(str(junk), 1 << 20)
 
 
 def test_verdicts_travel_through_the_reply_file(tmp_path):
@@ -235,7 +235,7 @@ def test_a_cpu_standby_warms_up_when_the_parent_never_set_the_interpreter_flag(t
 def test_priming_starts_one_standby_only_when_none_is_idle(standbys):
     """A GPU verdict primes its replay's process while the worker records: a standby is started
     when the queue is empty, and priming again does not pile up more."""
-    replay = sandbox.REPLAY_TARGET
+    replay = worker_start.REPLAY_TARGET
     standbys.prime(replay, "cpu", None, LIMIT)
     standbys.prime(replay, "cpu", None, LIMIT)
     assert standbys.idle() == 1

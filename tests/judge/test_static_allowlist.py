@@ -16,13 +16,8 @@ from pathlib import Path
 import pytest
 
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.static_checks import (
-    FORBIDDEN_ATTRIBUTES,
-    MODULE_ATTRIBUTES,
-    OBJECT_ATTRIBUTES,
-    check_source,
-    parse_source,
-)
+from hawkeye_env.judge.static_allowlist import FORBIDDEN_ATTRIBUTES, MODULE_ATTRIBUTES, OBJECT_ATTRIBUTES
+from hawkeye_env.judge.static_checks import check_source, parse_source
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
 from reward.v1 import REWARD_VIOLATION
@@ -257,12 +252,12 @@ def test_escape_candidate_verdict_end_to_end(ev: Evaluator, file: str, code: str
 
 def test_a_checker_failure_is_a_finding_not_an_exception(monkeypatch) -> None:
     """#23: whatever goes wrong inside the checker, the candidate gets a finding and the batch goes on."""
-    from hawkeye_env.judge import static_checks
+    from hawkeye_env.judge import static_checker
 
     def broken(self):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(static_checks._Checker, "run", broken)
+    monkeypatch.setattr(static_checker.Checker, "run", broken)
     [finding] = check_source("x = 1")
     assert finding.code == "forbidden_call" and "static checker failed" in finding.message
 

@@ -17,9 +17,11 @@ CANDIDATE_SIDE = ("worker", "guards", "plan_recorder", "cpu_backend")
 PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "warmup")  # every started process, trusted code
 REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
-PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "standby", "isolation", "output_capture", "reply_check",
-               "references", "checks", "correctness", "static_checks", "static_allowlist", "store", "roofline",
-               "feedback", "backends", "versions", "plan", "replayed", "plan_check", "comparing")
+PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "scratch",
+               "host_memory", "output_capture", "reply_decode", "pickle_depth", "reply_check", "references", "checks",
+               "correctness", "static_checks", "static_checker", "static_modules", "static_allowlist", "store",
+               "roofline", "feedback", "backends", "versions", "plan", "replayed", "plan_check", "comparing",
+               "kernelbench_protocol", "eval_config")
 
 
 def _imported_after(modules: list[str]) -> set[str]:

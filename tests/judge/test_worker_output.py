@@ -1,13 +1,13 @@
 """What a candidate prints never reaches the judge's console or log, and comes back as feedback.
 
 Worker processes write their stdout and stderr (file descriptors 1 and 2) to a private, unlinked
-file (``sandbox.WorkerOutput``); the parent reads a bounded head and tail of it once the worker is
+file (``output_capture.WorkerOutput``); the parent reads a bounded head and tail of it once the worker is
 dead and closes it, and a failed candidate's verdict shows it, labelled. These tests judge
 candidates that print (``print``, ``os.write`` on both descriptors) and then raise, hang, exit or
 flood 50 MB, with fresh workers and with standbys.
 
 ``capfd`` captures the test process's own descriptors 1 and 2, which every worker (started by
-``isolation.launch`` from this process) would inherit if it kept them: such a worker would write
+``spawn.launch`` from this process) would inherit if it kept them: such a worker would write
 into ``capfd`` and fail the test. A judge run in a subprocess whose own stdout and stderr are
 captured covers the same end to end.
 """
@@ -165,7 +165,7 @@ def test_printed_output_reaches_the_feedback_not_the_judges_stderr(judge_fds, po
     assert "FIRST-LINE-AT-IMPORT" in shown
     assert "stderr-noise 1999 " in shown and "Insufficient registers" in shown
     assert "Insufficient registers" in v.feedback
-    assert len(shown) < sandbox.OUTPUT_HEAD_BYTES + sandbox.OUTPUT_TAIL_BYTES + 200
+    assert len(shown) < output_capture.OUTPUT_HEAD_BYTES + output_capture.OUTPUT_TAIL_BYTES + 200
     _assert_file_unlinked(shown)
 
 
@@ -183,9 +183,9 @@ def test_a_50_mb_flood_keeps_the_verdict_and_the_judges_memory_bounded(judge_fds
     last_line = re.search(r"END-OF-FLOOD .+", v.error).group(0)
     written = (50 << 20) + len(last_line) + 2  # + the two newlines
     counted = int(re.search(r"stdout and stderr, (\d+) bytes", v.error).group(1))
-    # Folding the file while the worker writes loses what lands between a read and a truncation
-    # (sandbox.WorkerOutput): the count is exact up to that and never above what was written.
-    assert written // 2 <= counted <= written
+    # Folding punches a hole over what it read (output_capture.WorkerOutput), so nothing is lost;
+    # where it must truncate instead, what lands between a read and the truncation is.
+    assert counted == written if _can_punch() else written // 2 <= counted <= written
     assert len(v.feedback) < 12_000 and len(v.to_json()) < 20_000
     assert peak < 16 << 20, f"the judge held {peak / 2**20:.0f} MiB of Python memory"
     _assert_file_unlinked(v.error)
@@ -272,14 +272,21 @@ def test_forkserver_workers_and_standbys_keep_out_of_the_judges_output(tmp_path)
     assert json.loads(out.stdout) == [["runtime_error", True, True, 0.0], ["runtime_error", True, True, 1.0]]
 
 
-def _writer(out: sandbox.WorkerOutput) -> int:
+def _can_punch() -> bool:
+    with tempfile.TemporaryFile() as f:
+        f.write(b"x" * 8192)
+        f.flush()
+        return output_capture.punch_hole(f.fileno(), 4096)
+
+
+def _writer(out: output_capture.WorkerOutput) -> int:
     """A descriptor writing to ``out``, as the worker's would (a duplicate of the parent's)."""
     return os.dup(out._fd)
 
 
 def test_worker_output_keeps_a_bounded_head_and_tail(monkeypatch):
     monkeypatch.setattr(output_capture, "OUTPUT_FILE_MAX_BYTES", 4 << 20)
-    out = sandbox.WorkerOutput.create()
+    out = output_capture.WorkerOutput.create()
     fd = _writer(out)
     try:
         assert os.readlink(f"/proc/self/fd/{fd}").endswith(" (deleted)")  # unlinked from the start
@@ -287,32 +294,60 @@ def test_worker_output_keeps_a_bounded_head_and_tail(monkeypatch):
         chunk = b"m" * (1 << 20)
         for _ in range(50):
             os.write(fd, chunk)
-            out.bound()  # the parent's poll: folds and truncates past the cap
-            assert os.fstat(fd).st_size <= (5 << 20)
+            out.bound()  # the parent's poll: folds and frees past the cap
+            assert os.fstat(fd).st_blocks * 512 <= (6 << 20)  # space held, holes excluded
         os.write(fd, b"\x1b[31mred\x1b[0m TAIL-END\r\n")
     finally:
         os.close(fd)
     text, total = out.close()
     assert total == 10 + (50 << 20) + len(b"\x1b[31mred\x1b[0m TAIL-END\r\n")
-    assert text.startswith("HEAD-START" + "m" * (sandbox.OUTPUT_HEAD_BYTES - 10) + "\n[... ")
-    assert f"[... {total - sandbox.OUTPUT_HEAD_BYTES - sandbox.OUTPUT_TAIL_BYTES} bytes omitted ...]" in text
+    assert text.startswith("HEAD-START" + "m" * (output_capture.OUTPUT_HEAD_BYTES - 10) + "\n[... ")
+    omitted = total - output_capture.OUTPUT_HEAD_BYTES - output_capture.OUTPUT_TAIL_BYTES
+    assert f"[... {omitted} bytes omitted ...]" in text
     assert text.endswith("\\x1b[31mred\\x1b[0m TAIL-END\n")  # control characters escaped
-    assert len(text) < sandbox.OUTPUT_HEAD_BYTES + sandbox.OUTPUT_TAIL_BYTES + 100
+    assert len(text) < output_capture.OUTPUT_HEAD_BYTES + output_capture.OUTPUT_TAIL_BYTES + 100
     assert out.close() == (text, total)  # idempotent
+
+
+def test_a_write_that_lands_while_the_parent_folds_is_not_lost(monkeypatch):
+    """The worker appends between the parent's read and the freeing of what it read: the hole
+    punched over the read bytes leaves the new ones in place, so the count and the tail are exact."""
+    if not _can_punch():
+        pytest.skip("the temporary folder's file system cannot punch holes: the fold truncates there")
+    monkeypatch.setattr(output_capture, "OUTPUT_FILE_MAX_BYTES", 1 << 20)
+    out = output_capture.WorkerOutput.create()
+    fd = _writer(out)
+    real = output_capture.punch_hole
+
+    def racing(f, length):
+        os.write(fd, b"LANDED-DURING-THE-FOLD\n")
+        return real(f, length)
+
+    monkeypatch.setattr(output_capture, "punch_hole", racing)
+    try:
+        os.write(fd, b"x" * (2 << 20))
+        out.bound()
+        monkeypatch.setattr(output_capture, "punch_hole", real)
+        os.write(fd, b"END\n")
+    finally:
+        os.close(fd)
+    text, total = out.close()
+    assert total == (2 << 20) + len(b"LANDED-DURING-THE-FOLD\n") + len(b"END\n")
+    assert text.endswith("LANDED-DURING-THE-FOLD\nEND\n")
 
 
 @pytest.mark.parametrize("size", [0, 17, 1024, 2000, 4096, 4097, 9000])
 def test_worker_output_is_whole_when_it_fits(size):
     data = bytes(ord("a") + (i * 7 + i // 26) % 26 for i in range(size))
-    out = sandbox.WorkerOutput.create()
+    out = output_capture.WorkerOutput.create()
     fd = _writer(out)
     os.write(fd, data)
     os.close(fd)
     text, total = out.close()
     assert total == size
-    limit = sandbox.OUTPUT_HEAD_BYTES + sandbox.OUTPUT_TAIL_BYTES
+    limit = output_capture.OUTPUT_HEAD_BYTES + output_capture.OUTPUT_TAIL_BYTES
     if size <= limit:
         assert text == data.decode()
     else:
-        head, tail = data[: sandbox.OUTPUT_HEAD_BYTES], data[-sandbox.OUTPUT_TAIL_BYTES:]
+        head, tail = data[: output_capture.OUTPUT_HEAD_BYTES], data[-output_capture.OUTPUT_TAIL_BYTES:]
         assert text == f"{head.decode()}\n[... {size - limit} bytes omitted ...]\n{tail.decode()}"

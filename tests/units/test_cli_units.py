@@ -60,13 +60,13 @@ def test_verify_rejects_forbidden_candidate_and_on_paper_units(tmp_path):
 
 
 def test_a_unit_candidate_runs_in_the_os_sandbox(tmp_path):
-    """The CLI runs ``--candidate`` files through ``isolation.run_command``: a candidate past the
+    """The CLI runs ``--candidate`` files through ``spawn.run_command``: a candidate past the
     static rules still cannot write outside its scratch folder."""
     import functools
 
     import pytest
 
-    from hawkeye_env.judge import isolation
+    from hawkeye_env.judge import isolation, spawn
     from units import get_unit
     from units.harness import verify_in_subprocess
 
@@ -78,5 +78,5 @@ def test_a_unit_candidate_runs_in_the_os_sandbox(tmp_path):
     evil.write_text(f"open({str(planted)!r}, 'w').write('x')\n" + kernel)
     with pytest.raises(RuntimeError, match="Read-only file system"):
         verify_in_subprocess(["coalesced_access"], "cpu", str(evil),
-                             runner=functools.partial(isolation.run_command, device="cpu"))
+                             runner=functools.partial(spawn.run_command, device="cpu"))
     assert not planted.exists()

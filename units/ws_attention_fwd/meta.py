@@ -38,9 +38,9 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*B*H*S*S*D (causal) over the launch-hidden CUDA-event median at B4 H32 HKV32 S4096 D128 bf16",
-        # Not measured yet (compiled for sm_90a only). The naive ran 0.87x cuDNN at this shape on
-        # the H200 (issue 21); 1.15 = 1/0.87 asks for cuDNN parity, issue 21's attention target.
-        # To be replaced by the first H200 measurement.
+        # 1.15 = cuDNN parity from the naive's 0.87x (issue 21's attention target). Not reached: on
+        # the H200 (2026-12-01, evals/results/units-gluon-h200-2026-12-01.json) the solution ran
+        # 453 TFLOP/s against the naive's 480 (0.94x) and cuDNN's 517; the unit fails its margin.
         min_margin=1.15,
     ),
     solution="units.ws_attention_fwd.kernel:attention_causal",

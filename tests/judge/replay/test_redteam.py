@@ -234,28 +234,38 @@ def test_a_zero_dim_reference_past_its_storage_is_a_plan_error_and_grows_nothing
 ])
 def test_as_strided_cannot_reach_past_its_storage(args, match):
     x = torch.arange(4.0)
-    plan = {"bases": [INPUT], "steps": [op("aten::as_strided", args, [None]), LAUNCH], "outputs": [ref(0)]}
-    assert problem(plan, KERNELS) is None
+    plan = {"bases": [INPUT], "steps": [op("aten::as_strided", args, [1]), LAUNCH], "outputs": [ref(0)]}
     with pytest.raises(RuntimeError, match=match):
         PlanRunner(plan, NOOP, {}, CPU, raw_pointers=False)(x)
     assert x.untyped_storage().nbytes() == 16
+
+
+def test_a_view_nothing_reads_is_skipped_and_a_mutating_op_is_not():
+    """Steps that change nothing and whose outputs no step reads are not run (their host time is
+    not the plan's); an in-place op with no new output still runs."""
+    x = torch.arange(4.0)
+    view = op("aten::as_strided", [ref(0), [100], [1], 0], [None])
+    zero = op("aten::zero_", [ref(0)], [None])
+    plan = {"bases": [INPUT], "steps": [view, zero, LAUNCH], "outputs": [ref(0)]}
+    runner = PlanRunner(plan, NOOP, {}, CPU, raw_pointers=False)
+    assert len(runner.program) == 2
+    assert torch.equal(runner(x)[0], torch.zeros(4))
 
 
 def test_a_reference_past_a_parameter_or_with_negative_strides_is_a_plan_error():
     param = {"kind": "param", "key": "w", "nbytes": 16, "dtype": "float32", "size": [4], "stride": [1], "offset": 0}
     for bad in (ref(1, offset=1), ref(1, size=(2,), stride=(-1,), offset=3), ref(1, size=(2, 2), stride=(2**40, 1))):
         plan = {"bases": [INPUT, param], "steps": [LAUNCH], "outputs": [bad]}
-        with pytest.raises(PlanError, match="reaches byte"):
+        with pytest.raises(PlanError, match="reaches byte|negative stride"):
             PlanRunner(plan, NOOP, {"w": torch.ones(4)}, CPU, raw_pointers=False)(torch.zeros(4))
 
 
 @pytest.mark.parametrize("steps, match", [
-    ([op("aten::split.Tensor", [ref(0), 2], [None]), LAUNCH], "returned 2 values, the plan 1"),
+    ([op("aten::split.Tensor", [ref(0), 2], [1]), LAUNCH], "returned 2 values, the plan 1"),
     ([op("aten::size.int", [ref(0), 0], [1]), LAUNCH], "returned a int where the plan has a tensor"),
 ])
 def test_outs_that_do_not_fit_what_the_op_returns_are_a_plan_error(steps, match):
-    plan = {"bases": [INPUT, {"kind": "op", "step": 0, "nbytes": 8}] if "size" in steps[0]["op"] else [INPUT],
-            "steps": steps, "outputs": [ref(0)]}
+    plan = {"bases": [INPUT, {"kind": "op", "step": 0, "nbytes": 8}], "steps": steps, "outputs": [ref(0)]}
     assert problem(plan, KERNELS) is None
     with pytest.raises(PlanError, match=match):
         PlanRunner(plan, NOOP, {}, CPU, raw_pointers=False)(torch.zeros(4))
@@ -498,7 +508,7 @@ src, out = zipfile.ZipFile(io.BytesIO(buf.getvalue())), io.BytesIO()
 with zipfile.ZipFile(out, "w") as z:
     for info in src.infolist():
         z.writestr(info, pickled if info.filename.endswith("data.pkl") else src.read(info.filename))
-from hawkeye_env.judge.sandbox import decode_message
+from hawkeye_env.judge.reply_decode import decode_message
 try:
     decode_message(out.getvalue())
 except ValueError:

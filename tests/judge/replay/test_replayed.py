@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from hawkeye_env.judge import replayed, sandbox, standby
+from hawkeye_env.judge import replayed, sandbox, standby, worker_start
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.test_launch_plan import recorded
@@ -35,9 +35,9 @@ def run(monkeypatch, record, replay=None):
     or None for a process that died). Returns (result, verdict, jobs sent)."""
     sent = []
 
-    def fake(job, timeout_s, memory, lane=None, serve=sandbox.WORKER_TARGET):
+    def fake(job, timeout_s, memory, lane=None, serve=worker_start.WORKER_TARGET):
         sent.append((serve, job))
-        reply = record if serve == sandbox.WORKER_TARGET else replay
+        reply = record if serve == worker_start.WORKER_TARGET else replay
         return sandbox.Outcome(reply, "" if reply is not None else "crash", "" if reply else "killed by SIGSEGV")
 
     monkeypatch.setattr(sandbox, "run_in_worker", fake)
@@ -72,9 +72,9 @@ def test_the_worker_records_on_seeds_the_replay_never_shares(monkeypatch):
     monkeypatch.setattr("tests.judge.replay.test_replayed.JOB", job)
     out, v, sent = run(monkeypatch, record_reply(honest_plans()), replay)
     assert out is replay, v.error
-    assert sent[0] == ("primed", sandbox.REPLAY_TARGET)  # its process warms while the worker records
+    assert sent[0] == ("primed", worker_start.REPLAY_TARGET)  # its process warms while the worker records
     (w_serve, w_job), (r_serve, r_job) = sent[1:]
-    assert w_serve == sandbox.WORKER_TARGET and r_serve == sandbox.REPLAY_TARGET
+    assert w_serve == worker_start.WORKER_TARGET and r_serve == worker_start.REPLAY_TARGET
     assert w_job["record"] and w_job["timing"] is None
     assert [t["shape"] for t in w_job["trials"]] == [{"N": 8}, {"N": 64}]  # one recording per shape
     assert not {t["seed"] for t in w_job["trials"]} & {t["seed"] for t in TRIALS}

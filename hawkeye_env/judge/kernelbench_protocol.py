@@ -1,0 +1,155 @@
+"""KernelBench's own protocol, judged beside hawkeye's: ``EvalConfig(protocol="kernelbench")``.
+
+KernelBench (``src/eval.py``: ``eval_kernel_against_ref`` and ``run_and_check_correctness``, with
+the trial counts ``scripts/eval_from_generations.py`` passes) decides a ``ModelNew`` by
+
+- ``TRIALS`` correctness trials, each on the problem file's own ``get_inputs()`` drawn under a
+  trial seed, the model at its default initialisation (``Model(*get_init_inputs())`` under a
+  seed); the sample is correct only when every trial passes;
+- ``torch.allclose(output, output_new, atol, rtol)`` against the reference run in its own
+  precision (not float64); a shape mismatch or a raise fails the sample;
+- its runtime: the mean (not the median) of ``TIMED_TRIALS`` CUDA-event times of a correct sample.
+
+How the judge runs it: ``plan`` gives ``TRIALS`` extra trials marked ``"protocol": "kernelbench"``
+with the ``inputs.NATIVE`` distribution, appended to the verdict's own plan (``plan.plan_trials``).
+The worker, and on CUDA the trusted replay, run them as any trial (``make_inputs`` and
+``randomize_parameters`` give the file's own values and the default initialisation under each
+trial's seed), under the same guards: a violation or a raise there decides the verdict as in any
+trial. The trusted parent computes each trial's native-precision reference itself
+(``references.build``, ``native_reference``) and applies ``torch.allclose`` (``judge``). The result
+goes to ``verdict.protocols["kernelbench"]`` (``report``) and never into the reward. On CUDA
+``mean_ms`` is the mean of the first ``TIMED_TRIALS`` device samples of the verdict's own timing
+of the candidate (``timing.time_callable``'s ``event_ms``, on the judge's timing inputs: fresh
+inputs, an L2 flush and the host launch hidden behind a spin in every iteration, where KernelBench
+times back-to-back calls on fixed inputs); on CPU nothing is timed and ``mean_ms`` is None.
+
+    >>> out = torch.ones(4) * (1 + 5e-3)
+    >>> allclose_failure([out], [torch.ones(4)], atol=1e-2, rtol=1e-2)[0]
+    ''
+    >>> allclose_failure([out], [torch.ones(4)], atol=1e-4, rtol=1e-4)[0][:15]
+    'Output mismatch'
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import torch
+
+from hawkeye_env.judge import references
+from hawkeye_env.judge.inputs import NATIVE
+from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.tasks.spec import TaskSpec
+
+PROTOCOL = "kernelbench"
+TRIALS = 5  # scripts/eval_from_generations.py: num_correct_trials=5
+TIMED_TRIALS = 100  # scripts/eval_from_generations.py: num_perf_trials=100
+# src/eval.py, run_and_check_correctness: "kernelbench v0 and v0.1 uses fp32, atol = rtol = 1e-02";
+# its later fp32 tolerance, get_tolerance_for_precision (from torchbench), is STRICT_TOLERANCE.
+ATOL = RTOL = 1e-2
+STRICT_TOLERANCE = 1e-4
+# Keeps the protocol's trial seeds apart from the verdict's own (``seed + 7919 * i``).
+SEED_MASK = 0x4B42_0000
+
+
+def plan(spec: TaskSpec, device: str, seed: int) -> list[dict]:
+    """The protocol's ``TRIALS`` trials: at the first CPU shape on CPU, the first GPU shape (the
+    file's own sizes for an imported task) elsewhere; reference first, as KernelBench runs them."""
+    shape = dict(spec.cpu_shapes[0] if device == "cpu" else spec.gpu_shapes[0])
+    return [{"shape": dict(shape), "distribution": NATIVE, "seed": (seed ^ SEED_MASK) + 7919 * i,
+             "order": "reference_first", "protocol": PROTOCOL} for i in range(TRIALS)]
+
+
+def report(correct: bool, failed: int, reason: str, mean_ms: float | None, atol: float, rtol: float,
+           max_abs_diff: float | None = None) -> dict:
+    """The ``verdict.protocols["kernelbench"]`` entry: bools, finite numbers, None and text, so
+    it is strict JSON (a NaN or Inf difference is None; ``reason`` names it)."""
+    finite = max_abs_diff is not None and math.isfinite(max_abs_diff)
+    return {"correct": bool(correct), "trials": TRIALS, "failed": int(failed), "reason": reason,
+            "mean_ms": mean_ms, "atol": float(atol), "rtol": float(rtol),
+            "max_abs_diff": float(max_abs_diff) if finite else None}
+
+
+def _worst(diffs: list[float]) -> float | None:
+    """The largest of ``diffs`` (NaN when one is NaN), None when empty."""
+    if not diffs:
+        return None
+    return math.nan if any(math.isnan(d) for d in diffs) else max(diffs)
+
+
+def allclose_failure(outs: list, refs: list, atol: float, rtol: float) -> tuple[str, float | None]:
+    """Why ``outs`` fail KernelBench's check against the native references ``refs`` ("" when they
+    pass), and their largest absolute difference (None when not comparable). A dtype other than
+    the reference's fails, as ``torch.allclose`` refuses mixed dtypes; NaN never equals NaN."""
+    if len(outs) != len(refs):
+        return f"{len(outs)} outputs, expected {len(refs)}", None
+    diffs: list[float] = []
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        if type(o) is not torch.Tensor:
+            return f"output {i} is not a tensor", None
+        if o.shape != r.shape:
+            return f"Output shape mismatch: expected {tuple(r.shape)}, got {tuple(o.shape)}", None
+        if o.dtype != r.dtype:
+            return f"output {i} is {o.dtype} where the reference is {r.dtype}", None
+        o = o.to(r.device)
+        diffs.append(float((o.double() - r.double()).abs().max()) if o.numel() else 0.0)
+        if not torch.allclose(o, r, atol=atol, rtol=rtol):
+            return f"Output mismatch: output {i}, max abs difference {diffs[-1]:.3g}", _worst(diffs)
+    return "", _worst(diffs)
+
+
+def mean_ms(timing: dict | None) -> float | None:
+    """The mean of the first ``TIMED_TRIALS`` device samples of a reply's candidate timing, or None
+    when it has none (CPU)."""
+    events = ((timing or {}).get("candidate") or {}).get("event_ms") or []
+    return statistics.fmean(events[:TIMED_TRIALS]) if events else None
+
+
+def judge(spec: TaskSpec, trials: list[dict], rows: list[dict], timing: dict | None, device: str,
+          atol: float, rtol: float) -> dict:
+    """KernelBench's verdict on the protocol's ``trials`` from the reply's ``rows`` (their
+    ``outputs``, host tensors), each compared on ``device`` with the parent's own native-precision
+    reference; ``report``'s entry. ``mean_ms`` (``timing``: the reply's) only when correct."""
+    failures: list[str] = []
+    diffs: list[float] = []
+    for i, (t, row) in enumerate(zip(trials, rows)):
+        ref, inputs = references.build(spec, t["shape"], t["distribution"], t["seed"], device)
+        why, diff = allclose_failure(row["outputs"], references.native_reference(ref, inputs), atol, rtol)
+        del ref, inputs
+        if diff is not None:
+            diffs.append(diff)
+        if why:
+            failures.append(f"trial {i}: {why}")
+    correct = not failures
+    reason = "" if correct else f"{len(failures)} of {len(trials)} trials failed; first: {failures[0]}"
+    return report(correct, len(failures), reason, mean_ms(timing) if correct else None, atol, rtol, _worst(diffs))
+
+
+def judge_and_strip(spec: TaskSpec, job: dict, reply: dict, device: str, v: Verdict, atol: float,
+                    rtol: float) -> tuple[dict, dict]:
+    """Judge the protocol's trials of ``reply`` into ``v.protocols`` (``judge``) and return ``job``
+    and ``reply`` with the verdict's own trials only (shallow copies), which the parent then
+    checks as it checks any verdict's."""
+    pairs = list(zip(job["trials"], reply["trials"]))
+    theirs = [(t, r) for t, r in pairs if t.get("protocol") == PROTOCOL]
+    own = [(t, r) for t, r in pairs if t.get("protocol") != PROTOCOL]
+    if theirs:
+        v.protocols[PROTOCOL] = judge(spec, [t for t, _ in theirs], [r for _, r in theirs], reply.get("timing"),
+                                      device, atol, rtol)
+    return {**job, "trials": [t for t, _ in own]}, {**reply, "trials": [r for _, r in own]}
+
+
+def fill_unjudged(v: Verdict, atol: float, rtol: float) -> None:
+    """Give ``v`` the protocol's entry when its trials were never compared (a static rejection, a
+    compile or runtime error, a violation, a failed worker): incorrect, as KernelBench counts a
+    sample that does not compile or run, every trial failed."""
+    if PROTOCOL in v.protocols:
+        return
+    why = v.error.strip().splitlines()[0][:200] if v.error.strip() else ", ".join(x.code for x in v.violations)
+    v.protocols[PROTOCOL] = report(False, TRIALS, f"not compared: the verdict is {v.stage.value}"
+                                   + (f" ({why})" if why else ""), None, atol, rtol)
+
+
+__all__ = ["ATOL", "PROTOCOL", "RTOL", "STRICT_TOLERANCE", "TIMED_TRIALS", "TRIALS", "allclose_failure",
+           "fill_unjudged", "judge", "judge_and_strip", "mean_ms", "plan", "report"]

@@ -1,0 +1,80 @@
+"""Decoding a worker's messages and reply file in the trusted parent, safely.
+
+Everything a worker sends was possibly written by the candidate. A message is decoded with
+``torch.load(weights_only=True)`` (tensors and plain containers only) after its pickle nesting
+depth is read without building anything (``pickle_depth.py``): a message nested deeper than
+``MAX_MESSAGE_DEPTH`` could overflow the parent's C stack and is refused as forged. The final
+reply, written to a file in the worker's scratch folder, is read only if it is a regular file (no
+link, FIFO or device a candidate could put there) within the memory limit. What the decoded reply
+says is then checked against the parent's plan (``reply_check.py``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+
+import torch
+
+from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
+
+
+class ForgedMessage(ValueError):
+    """A message no honest worker sends (nested deeper than any reply of the judge's own code)."""
+
+
+def _refuse_deep(payload) -> None:
+    """``ForgedMessage`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``:
+    building it could overflow the parent's C stack (``pickle_depth.py``); ``ValueError`` for bytes
+    that are no pickle. ``payload`` is ``bytes`` or a binary file."""
+    try:
+        depth = nesting_depth(payload)
+    except ValueError as exc:
+        raise ValueError(f"undecodable worker reply: {exc}") from exc
+    if depth > MAX_MESSAGE_DEPTH:
+        raise ForgedMessage(f"a worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}: written by the "
+                            "candidate, not by the judge's worker")
+
+
+def decode_message(payload: bytes) -> dict:
+    """A worker message: ``torch.load(weights_only=True)`` of a dict nested at most
+    ``MAX_MESSAGE_DEPTH`` deep, or ``ValueError`` (``ForgedMessage`` when nested deeper)."""
+    _refuse_deep(payload)
+    try:
+        message = torch.load(io.BytesIO(payload), weights_only=True)
+    except Exception as exc:
+        raise ValueError(f"undecodable worker reply: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ValueError(f"worker reply is {type(message).__name__}, not a dict")
+    return message
+
+
+def read_reply_file(path: str, limit_bytes: int) -> tuple[dict, int]:
+    """Decode the reply file the worker announced: a regular file (no link, FIFO or device, which
+    a candidate could have put there), at most ``limit_bytes`` (0: no limit), nested at most
+    ``MAX_MESSAGE_DEPTH`` deep, loaded with ``torch.load(weights_only=True)``, holding a ``final``
+    message. Returns ``(message, size in bytes)``; ``ValueError`` (``ForgedMessage`` when nested
+    too deep) otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"reply file unreadable: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("reply file is not a regular file")
+        if limit_bytes and st.st_size > limit_bytes:
+            raise ValueError(f"reply file of {st.st_size / 2**30:.1f} GiB exceeds the memory limit")
+        _refuse_deep(f)
+        f.seek(0)
+        try:
+            message = torch.load(f, weights_only=True)
+        except Exception as exc:
+            raise ValueError(f"undecodable worker reply: {exc}") from exc
+    if not isinstance(message, dict) or message.get("kind") != "final":
+        raise ValueError("reply file does not hold a final reply")
+    return message, st.st_size
+
+
+__all__ = ["ForgedMessage", "decode_message", "read_reply_file"]

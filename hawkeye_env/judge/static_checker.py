@@ -1,0 +1,286 @@
+"""The static checker's walk: one pass over a candidate's syntax tree, every node against the rules.
+
+The rules themselves are described in ``static_checks.py`` (the entry points, ``check_source``)
+and listed in ``static_allowlist.py``; which modules and module attributes a candidate reaches is
+``static_modules.py``. ``Checker.run`` is iterative (an explicit stack, no recursion), so a tree of
+any depth is walked without raising; depth past ``MAX_AST_DEPTH`` is itself a finding (#23).
+"""
+
+from __future__ import annotations
+
+import ast
+import string
+from dataclasses import dataclass
+
+from hawkeye_env.judge.static_allowlist import (
+    ALLOWED_BUILTINS,
+    ALLOWED_DUNDERS,
+    ALLOWED_NODES,
+    BUILTIN_NAMES,
+    FORBIDDEN_ATTRIBUTE_PREFIXES,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_DUNDER_NAMES,
+    MAX_AST_DEPTH,
+    OBJECT_ATTRIBUTES,
+)
+from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One static violation: ``code`` is a ``VIOLATION_CODES`` key; ``line`` is 1-based."""
+
+    code: str
+    line: int
+    message: str
+
+
+def _format_fields_safe(text: str) -> bool:
+    """True if ``text.format(...)`` reads no attribute or index of its arguments (nested specs
+    included, iteratively: a crafted spec could nest thousands deep)."""
+    pending = [(text, 0)]
+    while pending:
+        text, level = pending.pop()
+        if level > 2:  # str.format itself stops at two levels ("Max string recursion exceeded")
+            return False
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError:
+            return False
+        for _, field, spec, _ in parsed:
+            if field is not None and ("." in field or "[" in field):
+                return False
+            if spec:
+                pending.append((spec, level + 1))
+    return True
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b[...].c`` for an attribute chain, without recursion (``ast.unparse`` recurses)."""
+    parts: list[str] = []
+    for _ in range(32):
+        if isinstance(node, ast.Attribute):
+            parts.append("." + node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[...]")
+            node = node.value
+        elif isinstance(node, ast.Call):
+            parts.append("()")
+            node = node.func
+        else:
+            break
+    if isinstance(node, ast.Name):
+        root = node.id
+    elif isinstance(node, ast.Constant):
+        root = repr(node.value)[:40]
+    else:
+        root = f"<{type(node).__name__.lower()}>"
+    return root + "".join(reversed(parts))
+
+
+def _chain_root(node: ast.AST) -> ast.AST:
+    for _ in range(MAX_AST_DEPTH):
+        if not isinstance(node, (ast.Attribute, ast.Subscript)):
+            break
+        node = node.value
+    return node
+
+
+class Checker:
+    """One pass over a parsed module: ``Checker(tree).run()`` returns its ``Finding`` list (in walk
+    order, duplicates possible) and never raises for a parsed tree."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.findings: list[Finding] = []
+        self.modules: dict[str, str] = {}  # local name -> module path
+        self.on_self: set[str] = set()  # attribute names the source assigns as self.x
+        self.in_classes: set[str] = set()  # names the source's class bodies define
+        self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
+
+    def _add(self, code: str, node: ast.AST, message: str) -> None:
+        self.findings.append(Finding(code, getattr(node, "lineno", self.line), message))
+
+    def _collect(self) -> None:
+        """Module aliases and defined attribute names, read before the checks (order-free)."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    local, path = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                    if is_module(path):
+                        self.modules[local] = path
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if is_module(f"{node.module}.{a.name}"):
+                        self.modules[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                root = _chain_root(node)
+                if isinstance(root, ast.Name) and root.id == "self":
+                    self.on_self.add(node.attr)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.ClassDef)):
+                        self.in_classes.add(item.name)
+                    elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                        for t in item.targets if isinstance(item, ast.Assign) else [item.target]:
+                            if isinstance(t, ast.Name):
+                                self.in_classes.add(t.id)
+
+    def _module_of(self, node: ast.AST) -> str | None:
+        """The module path ``node`` evaluates to (``F`` -> ``torch.nn.functional``), else None."""
+        attrs: list[str] = []
+        while isinstance(node, ast.Attribute) and len(attrs) < MAX_AST_DEPTH:
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.modules:
+            return None
+        path = self.modules[node.id]
+        for attr in reversed(attrs):
+            if not is_module(f"{path}.{attr}") or not attribute_allowed(path, attr):
+                return None
+            path = f"{path}.{attr}"
+        return path
+
+    def run(self) -> list[Finding]:
+        self._collect()
+        # (node, parent, depth, parameter names of the enclosing functions, parent's line)
+        stack: list[tuple[ast.AST, ast.AST | None, int, frozenset[str], int]] = [(self.tree, None, 1, frozenset(), 0)]
+        too_deep = False
+        while stack:
+            node, parent, depth, params, line = stack.pop()
+            self.line = getattr(node, "lineno", line)
+            if depth > MAX_AST_DEPTH:
+                if not too_deep:
+                    too_deep = True
+                    self._add("forbidden_call", node, f"the syntax tree nests more than {MAX_AST_DEPTH} levels "
+                              "deep: no kernel needs that, and deep trees crash parent-side tools (#23)")
+                continue
+            self._check(node, parent, params)
+            inner = params
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                a = node.args
+                inner = params | {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            body = node.body if isinstance(node, (ast.FunctionDef, ast.Lambda)) else ()
+            body_ids = {id(b) for b in (body if isinstance(body, list) else [body])} if body else set()
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, node, depth + 1, inner if id(child) in body_ids else params, self.line))
+        return self.findings
+
+    def _check(self, node: ast.AST, parent: ast.AST | None, params: frozenset[str]) -> None:
+        kind = type(node)
+        if kind in (ast.Global, ast.Nonlocal):
+            word = "global" if kind is ast.Global else "nonlocal"
+            self._add("global_state", node, f"{word} {', '.join(node.names)}: module state across calls (#7)")
+        elif kind not in ALLOWED_NODES:
+            code = "forbidden_attribute" if kind.__name__.startswith("Match") else "forbidden_call"
+            self._add(code, node, f"syntax {kind.__name__} is not allowed in a candidate (#18)")
+        elif kind is ast.comprehension and node.is_async:
+            self._add("forbidden_call", node, "syntax async comprehension is not allowed in a candidate (#18)")
+        elif kind is ast.Import:
+            self._import(node)
+        elif kind is ast.ImportFrom:
+            self._import_from(node)
+        elif kind is ast.Name:
+            self._name(node, parent, params)
+        elif kind is ast.Attribute:
+            self._attribute(node, parent)
+        elif kind is ast.arg and node.arg.startswith("__"):
+            self._add("forbidden_attribute", node, f"name {node.arg} is not allowed")
+        elif kind is ast.FunctionDef:
+            if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
+                self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
+        elif kind is ast.ClassDef and node.keywords:
+            self._add("forbidden_call", node,
+                      f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
+        elif kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "super" and (
+                node.args or node.keywords):
+            self._add("forbidden_call", node, "super() with arguments is not allowed: call it bare (#18)")
+
+    def _import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if not importable(a.name):
+                self._add("forbidden_import", node, f"import {a.name} is not allowed")
+            if (a.asname or "").startswith("__"):
+                self._add("forbidden_attribute", node, f"name {a.asname} is not allowed")
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level or not importable(module):
+            self._add("forbidden_import", node, f"from {'.' * node.level}{module} import is not allowed")
+            return
+        for a in node.names:
+            if a.name == "*":
+                self._add("forbidden_import", node, f"from {module} import * is not allowed")
+            elif not self._forbidden_name(a.name, node) and not attribute_allowed(module, a.name):
+                self._add("forbidden_attribute", node, f"from {module} import {a.name}: {a.name} is not on "
+                          f"the allowlist of {module}")
+            if (a.asname or "").startswith("__"):
+                self._add("forbidden_attribute", node, f"name {a.asname} is not allowed")
+
+    def _name(self, node: ast.Name, parent: ast.AST | None, params: frozenset[str]) -> None:
+        name = node.id
+        if name in self.modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
+            self._add("forbidden_attribute", node, f"module {name} used as a value: only its attributes may "
+                      "be read (aliases would escape the allowlist, #18)")
+        elif name in FORBIDDEN_DUNDER_NAMES:
+            self._add("forbidden_call", node, f"use of {name} is not allowed")
+        elif name.startswith("__") and name not in ALLOWED_DUNDERS:
+            self._add("forbidden_attribute", node, f"name {name} is not allowed")
+        elif name in BUILTIN_NAMES and name not in ALLOWED_BUILTINS and name not in params:
+            self._add("forbidden_call", node, f"use of {name} is not allowed")
+
+    def _forbidden_name(self, attr: str, node: ast.AST) -> bool:
+        """The rules that hold on every object; True if one fired."""
+        if attr.startswith("__") and attr.endswith("__") and attr not in ALLOWED_DUNDERS:
+            self._add("forbidden_attribute", node, f"dunder attribute {attr} is not allowed")
+        elif attr in FORBIDDEN_ATTRIBUTES:
+            self._add("forbidden_call", node, f"{attr}: {FORBIDDEN_ATTRIBUTES[attr]}")
+        elif attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES):
+            self._add("forbidden_attribute", node, f"{attr}: frame or code object attribute")
+        else:
+            return False
+        return True
+
+    def _attribute(self, node: ast.Attribute, parent: ast.AST | None) -> None:
+        attr, text = node.attr, _dotted(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = _chain_root(node)
+            if isinstance(root, ast.Name) and root.id in self.modules:
+                self._add("forbidden_attribute", node, f"assigning to {text} patches a module (#6)")
+            elif not (isinstance(root, ast.Name) and root.id == "self"):
+                self._add("forbidden_attribute", node, f"assigning to {text}: only attributes of self may "
+                          "be assigned (#6)")
+        if self._forbidden_name(attr, node):
+            return
+        module = self._module_of(node.value)
+        if module is not None:
+            if module == "torch" and attr == "load":
+                self._add("forbidden_call", node, "torch.load reads files (#7)")
+            elif attr.startswith("_"):
+                self._add("forbidden_attribute", node, f"private attribute {text}")
+            elif not attribute_allowed(module, attr):
+                self._add("forbidden_attribute", node, f"{text}: {attr} is not on the allowlist of {module}")
+            elif is_module(f"{module}.{attr}") and not isinstance(parent, ast.Attribute):
+                self._add("forbidden_attribute", node, f"module {text} used as a value: only its attributes "
+                          "may be read (aliases would escape the allowlist, #18)")
+        elif attr in ("format", "format_map"):
+            value = node.value
+            if attr == "format_map" or not (isinstance(value, ast.Constant) and isinstance(value.value, str)
+                                            and _format_fields_safe(value.value)):
+                self._add("forbidden_attribute", node, f"{attr} reads attributes by name: only a literal "
+                          "'...'.format whose fields have no '.' or '[' is allowed (#18)")
+        elif attr in ALLOWED_DUNDERS or attr in OBJECT_ATTRIBUTES:
+            return
+        else:
+            on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+            defined = on_self and (attr in self.on_self or attr in self.in_classes)
+            if attr.startswith("_") and not defined:
+                self._add("forbidden_attribute", node, f"private attribute {text}: only self._x that the "
+                          "candidate defines may be read")
+            elif not defined and attr not in self.in_classes:
+                self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
+                          "(nor defined by the candidate)")
+
+
+__all__ = ["Checker", "Finding"]
