@@ -159,6 +159,21 @@ def render_task(spec: TaskSpec, device: str, gpu: str = "", baselines_ms: Mappin
     )
 
 
+def turn_sections(source: str, feedback: str, turn: int, max_turns: int) -> str:
+    """The part of a turn's prompt that changes from turn to turn: the current source (or that
+    there is none) and the judge's feedback on the last attempt. ``build_messages`` puts it between
+    the task and the reply format; the multi-turn training tool (``training/tool_env.py``) returns
+    the same text as its reply, so a model sees one turn format in the env, the evals and training."""
+    if source:
+        body = source if source.endswith("\n") else source + "\n"
+        parts = [SOURCE_TEMPLATE.format(source=body, turn=turn, max_turns=max_turns)]
+    else:
+        parts = [NO_SOURCE_TEXT]
+    if feedback:
+        parts.append(FEEDBACK_TEMPLATE.format(feedback=feedback))
+    return "\n\n".join(parts)
+
+
 def build_messages(
     task: str, units: str, source: str, feedback: str, context: str = "docs", turn: int = 0, max_turns: int = 4,
 ) -> list[dict[str, str]]:
@@ -166,13 +181,7 @@ def build_messages(
     parts = [task]
     if units:
         parts.append(UNITS_TEMPLATE.format(mode=context, units=units))
-    if source:
-        body = source if source.endswith("\n") else source + "\n"
-        parts.append(SOURCE_TEMPLATE.format(source=body, turn=turn, max_turns=max_turns))
-    else:
-        parts.append(NO_SOURCE_TEXT)
-    if feedback:
-        parts.append(FEEDBACK_TEMPLATE.format(feedback=feedback))
+    parts.append(turn_sections(source, feedback, turn, max_turns))
     parts.append(REPLY_FORMAT)
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 
@@ -223,5 +232,5 @@ __all__ = [
     "CHARSET", "CONTEXT_BUDGET_CHARS", "EXTRA_CHARS", "FEEDBACK_TEMPLATE", "MAX_TEXT_CHARS", "NO_SOURCE_TEXT",
     "REPLY_FORMAT", "SOURCE_TEMPLATE", "SYSTEM_PROMPT", "TASK_TEMPLATE", "TRUNCATION_MARKER", "UNITS_TEMPLATE",
     "build_messages", "make_observation", "messages_json", "prompt_text", "reference_source", "render_task",
-    "sanitize",
+    "sanitize", "turn_sections",
 ]

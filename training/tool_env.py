@@ -5,7 +5,10 @@ rollout, calls ``reset(**row)`` before generation, exposes every public method e
 ``get_reward`` as a tool, and scores the finished rollout with ``get_reward()``. Here ``reset``
 starts a ``KernelOptEnv`` episode on the row's ``task`` (the row's prompt is already the env's
 observation) and appends how to submit; the one tool, ``submit_kernel(source)``, steps the env and
-returns its feedback, so the model can read the verdict and resubmit until the episode ends.
+returns the sections of the env's next prompt that change from turn to turn (the current source
+and the judge's feedback, ``observation.turn_sections``: the text the env and the multi-turn evals
+show on that turn) with the reward and the turns left, so the model resubmits against what it
+would see in the env until the episode ends.
 Submissions go through a ``JudgeQueue`` (``hawkeye_env/server/judge_queue.py``) over the shared
 ``Evaluator``: calls that arrive together (TRL's async GRPO trainer runs each rollout's tools in
 its own thread) are judged in one ``evaluate_many`` batch. TRL's synchronous trainer calls tools one
@@ -25,15 +28,15 @@ from dataclasses import dataclass
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, turn_sections
 from hawkeye_env.server.judge_queue import JudgeQueue
 
 SUBMIT_NOTE = """
 
 ## Tool use
 Submit each attempt by calling `submit_kernel` with the reply text (the whole module in a fenced
-block, or SEARCH/REPLACE blocks against the current source). The tool returns the judge's feedback;
-resubmit until the kernel is correct or you run out of turns."""
+block, or SEARCH/REPLACE blocks against the current source). The tool returns the current source
+and the judge's feedback; resubmit until the kernel is correct or you run out of turns."""
 #: Reward of a rollout that never called the tool: the env's ``no_source`` reward (reward v3).
 NO_SUBMISSION_REWARD = -1.0
 
@@ -72,7 +75,8 @@ class KernelOptToolEnv:
                 SEARCH/REPLACE blocks against the current source.
 
         Returns:
-            The judge's feedback on the candidate: stage, reward, errors, speedups, and whether the episode is over.
+            The current source and the judge's feedback on the candidate (stage, errors, speedups),
+            its reward, and whether the episode is over.
         """
         if self._done:
             return "The episode is over: no more submissions are judged."
@@ -84,7 +88,8 @@ class KernelOptToolEnv:
         self.rewards.append(float(reward))
         self._done = terminated or truncated
         end = " The episode is over." if self._done else f" Turns left: {self._env.max_turns - self.turns}."
-        return f"{obs['feedback']}\nReward {reward:.3f}.{end}"
+        sections = turn_sections(info["current_source"], obs["feedback"], info["turn"], self._env.max_turns)
+        return f"{sections}\n\nReward {reward:.3f}.{end}"
 
     def get_reward(self) -> float:
         """The env's reward of the last submission (``NO_SUBMISSION_REWARD`` without one).

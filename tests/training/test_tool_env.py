@@ -26,6 +26,16 @@ def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs():
 
     feedback = env.submit_kernel(fenced(wrong))
     assert "Reward -0.500" in feedback and "Turns left: 2" in feedback and env.get_reward() == -0.5
+    reference_turn = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none", max_turns=3)
+    reference_turn.reset(options={"task": TASK})
+    obs = reference_turn.step(fenced(wrong))[0]
+    # The tool's reply is the part of the env's next prompt that changed: same source, same feedback.
+    # (Trial seeds are fresh per verdict, so the two feedbacks' numbers differ; their text does not.)
+    source, _, judged = feedback.rsplit("\n\nReward", 1)[0].partition("\n\n## Judge feedback on the last attempt\n")
+    assert source.startswith("## Current source (after turn 1 of 3)") and source in obs["prompt"]
+    headline = judged.splitlines()[0]
+    assert headline.startswith("[vector_add_fp32 on cpu] INCORRECT") and f"attempt\n{headline}\n" in obs["prompt"]
+    reference_turn.close()
     feedback = env.submit_kernel(fenced(solution))
     assert "episode is over" in feedback and env.get_reward() == REWARD_CORRECT
     assert "episode is over" in env.submit_kernel(fenced(wrong)) and env.get_reward() == REWARD_CORRECT
