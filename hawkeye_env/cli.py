@@ -177,7 +177,7 @@ def tasks_import_kernelbench(
 
 
 def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, temperature: float,
-                   max_tokens: int, token_param: str) -> dict:
+                   max_tokens: int, token_param: str, tool_calls: bool = False) -> dict:
     if policy == "search":
         return {"seed": seed}
     if policy == "folder":  # pre-generated solutions, KernelBench's layout (policies/folder.py)
@@ -188,7 +188,7 @@ def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, tem
         _fail(f"--policy {policy} needs --model (a local checkpoint path, or the served model name)")
     kwargs = {"model": model, "seed": seed, "temperature": temperature, "max_tokens": max_tokens}
     if policy == "openai":
-        kwargs["base_url"], kwargs["token_param"] = base_url, token_param
+        kwargs["base_url"], kwargs["token_param"], kwargs["tool_calls"] = base_url, token_param, tool_calls
     return kwargs
 
 
@@ -221,6 +221,8 @@ def eval_(
     max_tokens: int = typer.Option(4096, help="LLM reply length limit, in tokens."),
     token_param: str = typer.Option("max_tokens", help="openai: the request field of --max-tokens; "
                                     "max_completion_tokens for reasoning models (o-series, gpt-5)."),
+    tool_calls: bool = typer.Option(False, "--tool-calls", help="openai: offer the training tool submit_kernel "
+                                    "and judge a call's source argument."),
     context_budget_chars: int = typer.Option(12_000, min=0, help="Unit context budget in characters (the env's and "
                                              "training's default)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
@@ -267,7 +269,7 @@ def eval_(
             import_ray()
         except ImportError as exc:
             _fail(str(exc))
-    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens, token_param)
+    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
     try:
         sampler = make_policy(policy, **kwargs)
     except (ImportError, ValueError, OSError) as exc:

@@ -13,7 +13,13 @@ which ``hawkeye eval`` writes to ``raw_replies.jsonl``.
 
 Reasoning models (OpenAI's o-series, gpt-5) take ``max_completion_tokens`` instead of
 ``max_tokens``: ``token_param="max_completion_tokens"`` (``--token-param`` on the command line)
-sends that name. Example::
+sends that name.
+
+``tool_calls=True`` (``--tool-calls``) offers the multi-turn training tool with every request:
+``tools=[SUBMIT_TOOL]`` (``submit_kernel(source)``, the schema TRL builds from
+``training.tool_env.KernelOptToolEnv.submit_kernel``) and ``tool_choice="auto"``; a choice that
+calls it is read as the call's ``source`` argument, one that answers in text as its text. A model
+trained with the tool is then evaluated as it was trained. Example::
 
     vllm serve Qwen/Qwen2.5-Coder-7B-Instruct --port 8000
     hawkeye eval --policy openai --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-Coder-7B-Instruct
@@ -43,6 +49,32 @@ TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 #: Longest ``Retry-After`` honoured, in seconds: OpenAI's rate limits reset within a minute; a
 #: server asking for longer is treated as down (the retry budget runs out instead of stalling).
 MAX_RETRY_AFTER_S = 60.0
+#: The multi-turn training tool's schema (``tests/training/test_tool_env.py`` checks it against the
+#: one TRL builds from ``KernelOptToolEnv.submit_kernel``).
+SUBMIT_TOOL = {"type": "function", "function": {
+    "name": "submit_kernel",
+    "description": "Submit a candidate kernel to the judge and get its feedback.",
+    "parameters": {"type": "object", "properties": {"source": {
+        "type": "string",
+        "description": "The whole module defining class ModelNew in a ```python fenced block, or SEARCH/REPLACE "
+                       "blocks against the current source."}}, "required": ["source"]}}}
+
+
+def choice_text(message: dict) -> str:
+    """The candidate text of one reply message: the ``source`` of its first ``submit_kernel`` call
+    (the arguments' raw text when they are not the JSON object the schema asks for), else its
+    content."""
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        if function.get("name") != SUBMIT_TOOL["function"]["name"]:
+            continue
+        arguments = function.get("arguments") or ""
+        try:
+            parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            return str(arguments)
+        return str(parsed.get("source", "")) if isinstance(parsed, dict) else str(arguments)
+    return message.get("content") or ""
 
 
 def retry_after_s(value: str | None) -> float | None:
@@ -73,6 +105,7 @@ class OpenAICompatPolicy:
         max_retries: extra attempts after a retryable failure.
         backoff_s: first retry delay; doubles each attempt (a ``Retry-After`` header overrides it).
         concurrency: observations in flight at once.
+        tool_calls: offer ``SUBMIT_TOOL`` and read a call's ``source`` (module docstring).
     """
 
     name = "openai"
@@ -81,7 +114,7 @@ class OpenAICompatPolicy:
         self, base_url: str = "http://localhost:8000/v1", model: str = "default", temperature: float = 0.8,
         top_p: float = 0.95, max_tokens: int = 4096, seed: int = 0, api_key: str | None = None,
         timeout_s: float = 600.0, max_retries: int = 4, backoff_s: float = 1.0, concurrency: int = 8,
-        token_param: str = "max_tokens",
+        token_param: str = "max_tokens", tool_calls: bool = False,
     ):
         if token_param not in TOKEN_PARAMS:
             raise ValueError(f"token_param must be one of {TOKEN_PARAMS}, not {token_param!r}")
@@ -92,6 +125,7 @@ class OpenAICompatPolicy:
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout_s, self.max_retries, self.backoff_s = timeout_s, max_retries, backoff_s
         self.concurrency = concurrency
+        self.tool_calls = tool_calls
         self.errors: list[dict] = []
         self.raw: list[dict] = []
         self._lock = threading.Lock()
@@ -109,6 +143,8 @@ class OpenAICompatPolicy:
         reply's ``usage``; raises ``RuntimeError`` on a final failure."""
         body = {"model": self.model, "messages": messages, "n": n, "seed": seed, self.token_param: self.max_tokens,
                 "temperature": self.temperature, "top_p": self.top_p}
+        if self.tool_calls:
+            body.update(tools=[SUBMIT_TOOL], tool_choice="auto")
         for attempt in range(self.max_retries + 1):
             wait = None
             try:
@@ -116,8 +152,9 @@ class OpenAICompatPolicy:
                 if not isinstance(reply, dict) or "choices" not in reply:
                     raise RuntimeError(f"the server's reply has no choices: {json.dumps(reply)[:300]}")
                 usage = reply.get("usage")
-                return [{"text": (c.get("message") or {}).get("content") or "", "finish_reason": c.get("finish_reason"),
-                         "usage": usage, "seed": seed} for c in reply["choices"]]
+                return [{"text": choice_text(c.get("message") or {}), "finish_reason": c.get("finish_reason"),
+                         "usage": usage, "seed": seed, "tool_call": bool((c.get("message") or {}).get("tool_calls"))}
+                        for c in reply["choices"]]
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:300]
                 if exc.code not in RETRY_STATUS or attempt == self.max_retries:

@@ -16,8 +16,9 @@ OBS = {"task_id": "vector_add_fp32", "prompt": "write a kernel", "source": "", "
 class _Server:
     """A chat-completions endpoint answering with scripted status codes, recording every body."""
 
-    def __init__(self, statuses: list[int], choices_per_reply: int | None = None):
+    def __init__(self, statuses: list[int], choices_per_reply: int | None = None, messages: list[dict] | None = None):
         self.statuses = list(statuses)
+        self.messages = messages  # scripted reply messages, one per choice
         self.choices_per_reply = choices_per_reply
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
@@ -39,7 +40,8 @@ class _Server:
                     return
                 count = server.choices_per_reply or body["n"]
                 reply = {"choices": [{"index": i, "finish_reason": "length" if i else "stop",
-                                      "message": {"role": "assistant", "content": f"reply {len(server.bodies)}.{i}"}}
+                                      "message": server.messages[i] if server.messages else
+                                      {"role": "assistant", "content": f"reply {len(server.bodies)}.{i}"}}
                                      for i in range(min(count, body["n"]))],
                          "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}}
                 data = json.dumps(reply).encode()
@@ -175,3 +177,26 @@ def test_an_unknown_model_is_an_error_record_not_a_reply():
     assert policy.errors == [{"task_id": "vector_add_fp32", "trajectory": 0, "turn": 0, "missing": 3,
                               "error": 'HTTP 404: {"error": "scripted failure"}'}]
     assert policy.raw == []
+
+
+def test_tool_calls_offer_submit_kernel_and_read_its_source():
+    """With ``tool_calls`` the request offers the training tool; a call's ``source`` is the
+    candidate, a text answer is its text, and arguments that are not JSON reach the judge as they are."""
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "submit_kernel",
+                                                          "arguments": json.dumps({"source": "```python\nA\n```"})}}]},
+        {"role": "assistant", "content": "```python\nB\n```"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "submit_kernel", "arguments": "{not json"}}]},
+    ]
+    with _Server([200], messages=messages) as server:
+        policy = _policy(server.url, tool_calls=True)
+        [replies] = policy.sample([OBS], n=3)
+    assert replies == ["```python\nA\n```", "```python\nB\n```", "{not json"]
+    body = server.bodies[0]
+    assert body["tools"][0]["function"]["name"] == "submit_kernel" and body["tool_choice"] == "auto"
+    assert [r["tool_call"] for r in policy.raw] == [True, False, True]
+    with _Server([200]) as server:
+        _policy(server.url).sample([OBS], n=1)
+    assert "tools" not in server.bodies[0]

@@ -48,11 +48,18 @@ def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs():
 
 
 def test_submit_kernel_has_a_tool_schema():
+    from policies.openai_compat import SUBMIT_TOOL
+
     env = make_environment_factory(Evaluator(ResultStore(":memory:")), device="cpu")()
     schema = get_json_schema(env.submit_kernel)
     assert schema["function"]["name"] == "submit_kernel"
     assert list(schema["function"]["parameters"]["properties"]) == ["source"]
     json.dumps(schema)
+    # The OpenAI policy's --tool-calls offers the same tool the model was trained with.
+    assert SUBMIT_TOOL["function"]["name"] == schema["function"]["name"]
+    assert SUBMIT_TOOL["function"]["parameters"]["required"] == schema["function"]["parameters"]["required"]
+    assert (SUBMIT_TOOL["function"]["parameters"]["properties"]["source"]["type"]
+            == schema["function"]["parameters"]["properties"]["source"]["type"])
 
 
 def test_multi_turn_grpo_runs_with_the_env_reward(tiny_model, tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ UNIT = Unit(
     architecture="hopper",
     strategy="explicit warp specialization in Gluon for FP8 e4m3 GEMM (scales in the epilogue)",
     precisions=("fp8e4m3",),
-    tags=("gluon", "gluon_warp_specialization", "gluon_fp8_gemm"),
+    tags=("gluon", "gluon_warp_specialization", "gluon_fp8_gemm", "fp8_gemm"),
     summary=(
         "units/ws_persistent_gemm's producer/consumer persistent kernel on fp8 codes: B travels "
         "K-major as fp8 wgmma needs, the wgmma chain is promoted into float32 every 4 K steps, and "

@@ -14,7 +14,7 @@ UNIT = Unit(
     architecture="hopper",
     strategy="explicit warp specialization in Gluon (TMA producer warp, two wgmma consumer warpgroups)",
     precisions=("bf16",),
-    tags=("gluon", "gluon_warp_specialization"),
+    tags=("gluon", "gluon_warp_specialization", "warp_specialization"),
     summary=(
         "A persistent GEMM written in Gluon with cuBLAS's sm90 structure: one producer warp issues TMA "
         "loads into an mbarrier-tracked shared-memory ring, two consumer warpgroups run async wgmma "
