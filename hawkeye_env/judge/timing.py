@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import dataclass, field
 
 import torch
 
@@ -154,23 +155,13 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
     generator = torch.Generator(device=device).manual_seed(seed)
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     flush = torch.empty(max(L2_FLUSH_FACTOR * l2, 1 << 20), dtype=torch.uint8, device=device)
-    begin, calls = time.perf_counter(), 0
     call = guarded or (lambda f, xs: f(*xs))
-    enqueues = []
-    while calls < WARMUP or (time.perf_counter() - begin < WARMUP_S and calls < WARMUP_MAX_CALLS):
-        t0 = time.perf_counter()
-        call(fn, inputs)
-        if calls:  # the first call may compile
-            enqueues.append(time.perf_counter() - t0)
-        torch.cuda.synchronize()
-        if between is not None:
-            between()
-        calls += 1
+    enqueues = _warm_up(fn, inputs, call, between)
     spin = spin_cycles(statistics.median(enqueues) if enqueues else 0.0) if hide_launch else 0
 
     kept_at, checks = plan_iterations(iters, retries, seed, keep)
-    kept, kept_refills, rounds = [], [], []
-    check_events, check_walls, launches = [], [], []
+    samples = _Samples()
+    rounds = []
     for r, check_at in enumerate(checks):
         events, walls = [], []
         for i in range(iters):
@@ -178,38 +169,79 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
             refill(inputs, generator)
             flush.zero_()
             torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            t0 = time.perf_counter()
-            if spin and i not in check_at:
-                torch.cuda._sleep(spin)
-            start.record()
-            h0 = time.perf_counter()
-            out = fn(*inputs) if i in check_at else call(fn, inputs)
-            h1 = time.perf_counter()
-            end.record()
-            torch.cuda.synchronize()
-            wall = (time.perf_counter() - t0) * 1e3
+            event, wall, launch, out = _iteration(fn, inputs, call, 0 if i in check_at else spin, i in check_at)
             if i in check_at:
-                check_events.append(start.elapsed_time(end))
-                check_walls.append(wall)
-                launches.append((h1 - h0) * 1e3)
+                samples.check_events.append(event)
+                samples.check_walls.append(wall)
+                samples.launches.append(launch)
             else:
-                events.append(start.elapsed_time(end))
+                events.append(event)
                 walls.append(wall)
             if position in kept_at:
-                kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], _cloned(out)))
-                kept_refills.append(position + 1)
+                samples.kept.append(([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], _cloned(out)))
+                samples.kept_refills.append(position + 1)
             if between is not None:
                 del out
                 between()
         rounds.append((*_stats(events), events, walls))
         if sum(cv <= CV_GATE for _, cv, _, _ in rounds) >= TIMING_ROUNDS:
             break
+    return _result(rounds, samples, spin)
+
+
+def _warm_up(fn, inputs: list, call, between) -> list[float]:
+    """Warm-up calls (at least ``WARMUP`` and ``WARMUP_S``, at most ``WARMUP_MAX_CALLS``), each
+    synchronized and followed by ``between``; returns the host enqueue seconds of all but the
+    first (which may compile)."""
+    begin, calls, enqueues = time.perf_counter(), 0, []
+    while calls < WARMUP or (time.perf_counter() - begin < WARMUP_S and calls < WARMUP_MAX_CALLS):
+        t0 = time.perf_counter()
+        call(fn, inputs)
+        if calls:
+            enqueues.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        if between is not None:
+            between()
+        calls += 1
+    return enqueues
+
+
+def _iteration(fn, inputs: list, call, spin: int, check: bool) -> tuple[float, float, float, object]:
+    """One timed call on refilled, flushed inputs: ``(event ms, host wall ms, host enqueue ms,
+    output)``. A clock check (``check``) runs ``fn`` plain with no spin; otherwise ``spin`` cycles
+    are queued before the start event and the call goes through ``call`` (the guard)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    if spin:
+        torch.cuda._sleep(spin)
+    start.record()
+    h0 = time.perf_counter()
+    out = fn(*inputs) if check else call(fn, inputs)
+    h1 = time.perf_counter()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end), (time.perf_counter() - t0) * 1e3, (h1 - h0) * 1e3, out
+
+
+@dataclass
+class _Samples:
+    """What the timed rounds collect besides each round's device samples."""
+
+    check_events: list[float] = field(default_factory=list)
+    check_walls: list[float] = field(default_factory=list)
+    launches: list[float] = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    kept_refills: list[int] = field(default_factory=list)
+
+
+def _result(rounds: list[tuple], samples: _Samples, spin: int) -> dict:
+    """``time_callable``'s result from its rounds ``(median, cv, events, walls)`` and samples."""
     used = [rd for rd in rounds if rd[1] <= CV_GATE] or rounds
     events = [e for rd in used for e in rd[2]]
     walls = [w for rd in used for w in rd[3]]
     median = statistics.median(rd[0] for rd in used)
     q = statistics.quantiles(events, n=4) if len(events) >= 2 else [median, median, median]
+    launches = samples.launches
     host_launch = min(launches) if launches else None
     return {
         "median_ms": median,
@@ -226,10 +258,10 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         "spin_ms": spin / SPIN_CLOCK_HZ * 1e3,
         "event_ms": events,
         "wall_ms": walls,
-        "check_event_ms": check_events,
-        "check_wall_ms": check_walls,
-        "check_event_median_ms": _median_or_none(check_events),
-        "check_wall_median_ms": _median_or_none(check_walls),
-        "kept": kept,
-        "kept_refills": kept_refills,
+        "check_event_ms": samples.check_events,
+        "check_wall_ms": samples.check_walls,
+        "check_event_median_ms": _median_or_none(samples.check_events),
+        "check_wall_median_ms": _median_or_none(samples.check_walls),
+        "kept": samples.kept,
+        "kept_refills": samples.kept_refills,
     }
