@@ -28,12 +28,12 @@ Outputs under ``out_dir``: ``results.json`` (config, overall and per-task metric
 the policy keeps them), the plots and
 ``report.md`` (``evals/report.py``) and, unless disabled, a W&B run (``evals/wandb_log.py``).
 
-Metrics, per task and overall (pooled over candidates, or averaged over tasks for curves):
-compile, correct and violation rates; fast_p at p in ``FAST_P`` against each baseline found in the
-verdicts and against the fastest one (``best``); the geometric mean over tasks of the best correct
-speedup; best-of-k curves (k = 1..n) of the trajectory's best reward and best speedup; pass@k of
-correctness; the best reward reached by each turn. CPU verdicts are untimed, so everything but the
-correct rate (fast_0) needs a GPU; ``results.json`` says so in ``timing_note``.
+Metrics (``evals/candidates.py``), per task and overall (pooled over candidates, or averaged over
+tasks for curves): compile, correct and violation rates; fast_p at p in ``FAST_P`` against each
+baseline found in the verdicts and against the fastest one (``best``); the geometric mean over tasks
+of the best correct speedup; best-of-k curves (k = 1..n) of the trajectory's best reward and best
+speedup; pass@k of correctness; the best reward reached by each turn. CPU verdicts are untimed, so
+everything but the correct rate (fast_0) needs a GPU; ``results.json`` says so in ``timing_note``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evals.metrics import best_of_k_curve, fast_p, geomean, prob_any_correct
+from evals.candidates import CPU_TIMING_NOTE, FAST_P, POLICY_ERROR, Candidate, judge_rate, summarise
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.backends import judge_device, judge_versions, make_judge
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
@@ -56,31 +56,8 @@ from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from policies.base import Policy
 
-#: KernelBench's thresholds: correct (0), faster than the baseline (1), 20% faster (1.2), 2x (2).
-FAST_P = (0.0, 1.0, 1.2, 2.0)
-CPU_TIMING_NOTE = "verdicts on cpu are untimed (Triton interpreter): speedups and fast_p for p > 0 need a GPU"
-#: Stage of a candidate whose reply the policy never produced (not judged, not a model's ``no_source``).
-POLICY_ERROR = "policy_error"
-
-
-@dataclass
-class Candidate:
-    """One judged candidate: a row of ``candidates.jsonl``."""
-
-    task: str
-    sample: int
-    turn: int
-    source_hash: str
-    stage: str
-    reward: float
-    speedup: dict[str, float]
-    violations: list[str]
-    compiled: bool
-    correct: bool
-    timed: bool
-    cached: bool
-    edit_error: str = ""
-    policy_error: str = ""
+#: A trajectory's key: ``(task id, sample)``.
+_Key = tuple[str, int]
 
 
 @dataclass
@@ -90,100 +67,31 @@ class _Trajectory:
     candidates: list[Candidate] = field(default_factory=list)
 
 
+@dataclass
+class _EvalRun:
+    """One evaluation as ``run_eval``'s helpers share it: its settings, the judge, the
+    trajectories by ``(task, sample)`` and the tallies the turns keep (the policy's error
+    records, seconds spent sampling and judging)."""
+
+    policy: Policy
+    evaluator: Evaluator
+    task_ids: list[str]
+    n: int
+    turns: int
+    context: str
+    device: str
+    out: Path
+    workers: int | None
+    use_cache: bool
+    gpus: int | None
+    trajs: dict[_Key, _Trajectory] = field(default_factory=dict)
+    policy_errors: list[dict] = field(default_factory=list)
+    sample_s: float = 0.0
+    judge_s: float = 0.0
+
+
 def as_store(store: ResultStore | str | Path | None) -> ResultStore:
     return store if isinstance(store, ResultStore) else ResultStore(store)
-
-
-def _speedups(c: Candidate) -> dict[str, float]:
-    """A correct timed candidate's usable speedups (finite, > 0; the reward's rule); else {}."""
-    if not (c.correct and c.timed):
-        return {}
-    return {b: s for b, s in c.speedup.items() if isinstance(s, (int, float)) and math.isfinite(s) and s > 0}
-
-
-def _best_speedup(c: Candidate) -> float | None:
-    """Speedup over the fastest baseline, or None."""
-    usable = _speedups(c)
-    return min(usable.values()) if usable else None
-
-
-def _speedup_entry(c: Candidate, baseline: str) -> float | None:
-    """fast_p's entry: None if not correct, else the speedup over ``baseline`` (NaN when untimed)."""
-    if not c.correct:
-        return None
-    s = _best_speedup(c) if baseline == "best" else _speedups(c).get(baseline)
-    return math.nan if s is None else s
-
-
-def _summarise(cands: list[Candidate], trajectories: list[list[Candidate]], turns: int) -> dict:
-    """Metrics of one task (or of a pool of candidates when ``trajectories`` is empty)."""
-    total = len(cands)
-    baselines = sorted({b for c in cands for b in c.speedup})
-    out: dict = {
-        "candidates": total,
-        "compile_rate": sum(c.compiled for c in cands) / total if total else 0.0,
-        "correct_rate": sum(c.correct for c in cands) / total if total else 0.0,
-        "violation_rate": sum(bool(c.violations) or c.stage == Stage.REJECTED.value for c in cands) / total
-        if total else 0.0,
-        "mean_reward": math.fsum(c.reward for c in cands) / total if total else 0.0,
-        "stages": {s.value: sum(c.stage == s.value for c in cands) for s in Stage},
-        "fast_p": {},
-    }
-    for name in baselines + (["best"] if baselines else []):
-        values = [_speedup_entry(c, name) for c in cands]
-        out["fast_p"][name] = {f"{p:g}": fast_p(values, p) for p in FAST_P}
-    out["best_speedup"] = {
-        name: max((_speedups(c)[name] for c in cands if name in _speedups(c)), default=None)
-        for name in baselines
-    }
-    if baselines:
-        out["best_speedup"]["best"] = max((s for c in cands if (s := _best_speedup(c)) is not None), default=None)
-    if trajectories:
-        ks = list(range(1, len(trajectories) + 1))
-        best_reward = [max(c.reward for c in t) for t in trajectories]
-        out["best_of_k_reward"] = best_of_k_curve(best_reward, ks)
-        if any(c.timed for c in cands):
-            best_speed = [max((_best_speedup(c) or 0.0 for c in t), default=0.0) for t in trajectories]
-            out["best_of_k_speedup"] = best_of_k_curve(best_speed, ks)
-        solved = sum(any(c.correct for c in t) for t in trajectories)
-        out["pass_at_k"] = [prob_any_correct(solved, len(trajectories), k) for k in ks]
-        out["best_reward_by_turn"] = [
-            math.fsum(max(c.reward for c in t if c.turn <= turn) for t in trajectories) / len(trajectories)
-            for turn in range(turns)
-        ]
-    return out
-
-
-def _mean_curves(per_task: dict[str, dict], key: str) -> list[float] | None:
-    curves = [m[key] for m in per_task.values() if key in m]
-    if not curves or len(curves) != len(per_task):
-        return None
-    return [sum(c[i] for c in curves) / len(curves) for i in range(len(curves[0]))]
-
-
-def summarise(by_task: dict[str, list[list[Candidate]]], turns: int) -> dict:
-    """Per-task metrics and overall metrics (pooled rates, task-averaged curves, geomean speedups)."""
-    per_task = {
-        task: _summarise([c for t in trajs for c in t], trajs, turns) for task, trajs in by_task.items()
-    }
-    pooled = [c for trajs in by_task.values() for t in trajs for c in t]
-    overall = _summarise(pooled, [], turns)
-    for key in ("best_of_k_reward", "best_of_k_speedup", "pass_at_k", "best_reward_by_turn"):
-        curve = _mean_curves(per_task, key)
-        if curve is not None:
-            overall[key] = curve
-    names = sorted({b for m in per_task.values() for b in m["best_speedup"]})
-    overall["geomean_best_speedup"] = {}
-    for name in names:
-        best = [m["best_speedup"].get(name) for m in per_task.values()]
-        solved = [s for s in best if s is not None]
-        overall["geomean_best_speedup"][name] = {
-            "solved_tasks": len(solved), "tasks": len(best),
-            "over_solved": geomean(solved),
-            "unsolved_as_1": geomean([s if s is not None else 1.0 for s in best]),
-        }
-    overall.pop("best_speedup", None)
-    return {"overall": overall, "tasks": per_task}
 
 
 def baselines_ms(evaluator: Evaluator, task: str, device: str, versions: dict) -> dict[str, float]:
@@ -192,23 +100,6 @@ def baselines_ms(evaluator: Evaluator, task: str, device: str, versions: dict) -
         return {}
     stored = evaluator.store.get_baselines(task, dict(get_task(task).gpu_shapes[0]), device, versions)
     return {name: row["median_ms"] for name, row in stored.items()}
-
-
-def judge_rate(candidates: list[Candidate], judge_s: float, device: str, backend: str, gpus: int | None) -> dict:
-    """What the judge did: candidates, those answered from the store, unique sources, unique sources
-    judged fresh, and fresh verdicts per minute of judging (per GPU-minute on this machine's GPUs)."""
-    sourced = [c for c in candidates if c.stage != POLICY_ERROR]
-    judged = len({(c.task, c.source_hash) for c in sourced if not c.cached})
-    out = {"candidates": len(candidates), "cached": sum(c.cached for c in candidates),
-           "unique_sources": len({(c.task, c.source_hash) for c in sourced}), "judged": judged,
-           "judged_per_minute": judged * 60 / judge_s if judge_s > 0 else None, "gpus": None,
-           "judged_per_gpu_minute": None}
-    if device == "cuda" and backend == "local" and out["judged_per_minute"] is not None:
-        import torch
-
-        out["gpus"] = gpus or torch.cuda.device_count()
-        out["judged_per_gpu_minute"] = out["judged_per_minute"] / out["gpus"]
-    return out
 
 
 def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict) -> Candidate:
@@ -237,6 +128,166 @@ def _policy_observation(traj: _Trajectory, task: str, j: int, context: str) -> d
     obs = dict(traj.obs, task_id=task, trajectory=j, context=context, turn=int(traj.obs["turn"]))
     obs["last_compiled_source"] = obs["source"]  # the env keeps only sources that compiled
     return obs
+
+
+
+def _start_trajectories(run: _EvalRun, context_budget_chars: int) -> None:
+    """Open ``run.n`` episodes of ``KernelOptEnv`` per task (``run.turns`` turns, an infinite
+    target speedup) into ``run.trajs``, each holding its reset observation."""
+    for task in run.task_ids:
+        for j in range(run.n):
+            env = KernelOptEnv(tasks=[task], evaluator=run.evaluator, device=run.device, context=run.context,
+                               context_budget_chars=context_budget_chars, max_turns=run.turns,
+                               target_speedup=math.inf)
+            run.trajs[task, j] = _Trajectory(env, env.reset(options={"task": task})[0])
+
+
+def _prefetch_baselines(run: _EvalRun) -> None:
+    """On CUDA, every task's baselines first, all GPUs in parallel, so no task's candidates wait
+    for them; the seconds are added to ``run.judge_s``."""
+    if run.device == "cuda" and hasattr(run.evaluator, "prefetch_baselines"):
+        t0 = time.monotonic()
+        run.evaluator.prefetch_baselines(run.task_ids, run.device, run.gpus)
+        run.judge_s += time.monotonic() - t0
+
+
+def _run_turns(run: _EvalRun, progress: bool) -> None:
+    """Play all ``run.turns`` turns of every trajectory, one progress bar per turn (rich bars,
+    disabled unless ``progress``)."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  disable=not progress, transient=False) as bars:
+        for turn in range(run.turns):
+            _run_turn(run, turn, bars, progress)
+
+
+def _run_turn(run: _EvalRun, turn: int, bars: Progress, progress: bool) -> None:
+    """One turn of every trajectory: sample the replies, keep the policy's new error records, turn
+    each reply the policy did produce into a candidate, judge them and record the outcomes."""
+    replies = _sample_replies(run, turn)
+    failed, records = _policy_failures(run.policy, len(run.policy_errors), turn)
+    run.policy_errors += records
+    lost = {key for key in run.trajs if replies[key] == "" and _lost(failed, key, turn, run.n)}
+    prepared = {key: run.trajs[key].env.prepare_step(replies[key]) for key in run.trajs if key not in lost}
+    judged = _judge_turn(run, turn, prepared, bars, progress)
+    _record_turn(run, turn, prepared, judged, lost, records)
+
+
+def _sample_replies(run: _EvalRun, turn: int) -> dict[_Key, str]:
+    """The policy's reply for every trajectory at ``turn``, by key: at turn 0 one observation per
+    task yields its ``run.n`` samples, later each trajectory sends its own observation for one
+    reply. The seconds are added to ``run.sample_s``."""
+    t0 = time.monotonic()
+    if turn == 0:
+        observations = [_policy_observation(run.trajs[task, 0], task, 0, run.context) for task in run.task_ids]
+        sampled = run.policy.sample(observations, run.n)
+        replies = {(task, j): sampled[i][j] for i, task in enumerate(run.task_ids) for j in range(run.n)}
+    else:
+        keys = list(run.trajs)
+        observations = [_policy_observation(run.trajs[key], *key, run.context) for key in keys]
+        replies = {key: r[0] for key, r in zip(keys, run.policy.sample(observations, 1))}
+    run.sample_s += time.monotonic() - t0
+    return replies
+
+
+def _judge_turn(run: _EvalRun, turn: int, prepared: dict[_Key, tuple[str, Verdict | None]], bars: Progress,
+                progress: bool) -> dict[_Key, Verdict]:
+    """Judge, in one ``evaluate_many`` batch, the ``prepared`` ``(source, verdict)`` pairs the env
+    left without a verdict, advancing a progress bar (a log file rather than a terminal gets one
+    line per verdict). Returns their verdicts by key; the seconds are added to ``run.judge_s``."""
+    batch = [key for key, (_, verdict) in prepared.items() if verdict is None]
+    bar = bars.add_task(f"turn {turn + 1}/{run.turns}: judging", total=len(batch))
+    t0 = time.monotonic()
+
+    def on_verdict(i: int, v: Verdict) -> None:
+        bars.advance(bar)
+        if progress and not bars.console.is_terminal:  # a log file: one line per verdict
+            task, j = batch[i]
+            bars.console.print(f"{task} sample {j} turn {turn}: {v.stage.value}"
+                               f"{' (store)' if v.cached else ''} in {v.wall_s:.1f} s", highlight=False)
+
+    verdicts = evaluate_many(
+        run.evaluator, [(key[0], prepared[key][0]) for key in batch], run.device, run.workers, run.use_cache,
+        on_verdict=on_verdict, gpus=run.gpus,
+    ) if batch else []
+    run.judge_s += time.monotonic() - t0
+    return dict(zip(batch, verdicts))
+
+
+def _record_turn(run: _EvalRun, turn: int, prepared: dict[_Key, tuple[str, Verdict | None]],
+                 judged: dict[_Key, Verdict], lost: set[_Key], records: list[dict]) -> None:
+    """Append every trajectory's candidate of ``turn``: a ``policy_error`` row for a ``lost``
+    reply, else the env's or the judge's verdict of its source, which also gives the trajectory
+    its next observation; each non-empty source is saved under ``run.out / "sources"``."""
+    for key, state in run.trajs.items():
+        if key in lost:
+            state.candidates.append(_policy_error_candidate(key, turn, records))
+            continue
+        source, verdict = prepared[key]
+        verdict = verdict or judged[key]
+        state.obs = state.env.finish_step(source, verdict)[0]
+        state.candidates.append(_candidate(key[0], key[1], turn, source, verdict))
+        if source:
+            _save_source(run.out, key[0], source)
+
+
+def _policy_error_candidate(key: _Key, turn: int, records: list[dict]) -> Candidate:
+    """The candidate row of the reply at ``key`` the policy failed to produce at ``turn``, carrying
+    the error of the first of this turn's ``records`` that names it (at turn 0, its task)."""
+    why = next((r["error"] for r in records if r.get("task_id") == key[0]
+                and (turn == 0 or r.get("trajectory", 0) == key[1])), "the policy reported a failure")
+    return Candidate(
+        task=key[0], sample=key[1], turn=turn, source_hash="", stage=POLICY_ERROR, reward=-1.0,
+        speedup={}, violations=[], compiled=False, correct=False, timed=False, cached=False,
+        policy_error=why)
+
+
+def _results(run: _EvalRun, by_task: dict[str, list[list[Candidate]]], candidates: list[Candidate],
+             backend: str, versions: dict, context_budget_chars: int) -> dict:
+    """The ``results.json`` dict of a finished run (``by_task``: each task's trajectories of
+    candidates; ``candidates``: all of them) but for the total wall time, the plots and W&B."""
+    errors = run.policy_errors
+    return {
+        "config": {
+            "policy": getattr(run.policy, "name", type(run.policy).__name__),
+            "policy_seed": getattr(run.policy, "seed", None),
+            "tasks": run.task_ids, "n": run.n, "turns": run.turns,
+            "context": run.context, "context_budget_chars": context_budget_chars, "device": run.device,
+            "workers": run.workers, "store": run.evaluator.store.path,
+            "backend": backend, "gpus": run.gpus,
+            "judge": run.evaluator.config.key(), "versions": versions,
+        },
+        **summarise(by_task, run.turns),
+        "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
+        "policy_errors": errors,
+        "error": f"the policy failed {len(errors)} time(s); first: {errors[0].get('error')}" if errors else "",
+        "judge": judge_rate(candidates, run.judge_s, run.device, backend, run.gpus),
+        "wall_s": {"sampling": run.sample_s, "judging": run.judge_s},
+    }
+
+
+def _write_rows(out: Path, candidates: list[Candidate], policy: Policy) -> None:
+    """Write ``out/candidates.jsonl`` (one row per candidate) and, when the policy keeps its raw
+    replies (``policy.raw``), ``out/raw_replies.jsonl``."""
+    with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:
+        for c in candidates:
+            f.write(json.dumps(asdict(c), sort_keys=True) + "\n")
+    raw = getattr(policy, "raw", None)
+    if raw:
+        with open(out / "raw_replies.jsonl", "w", encoding="utf-8") as f:
+            for row in raw:
+                f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
+
+
+def _write_report(results: dict, candidates: list[Candidate], out: Path, wandb_mode: str | None) -> None:
+    """Make the plots and the W&B run (their names and W&B's summary are added to ``results``),
+    then write ``out/report.md`` and ``out/results.json``."""
+    from evals import report, wandb_log
+
+    plots = report.make_plots(results, candidates, out)
+    results["plots"] = [p.name for p in plots]
+    results["wandb"] = wandb_log.log_run(results, candidates, plots, out, wandb_mode)
+    report.write_markdown(results, out)
+    (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True, default=str), encoding="utf-8")
 
 
 def run_eval(
@@ -279,107 +330,19 @@ def run_eval(
     evaluator = make_judge(backend, as_store(store), config or EvalConfig(), ray_address)
     device = judge_device(evaluator, device)
     versions = judge_versions(evaluator, device, task_ids[0])
-    trajs = {}
-    for task in task_ids:
-        for j in range(n):
-            env = KernelOptEnv(tasks=[task], evaluator=evaluator, device=device, context=context,
-                               context_budget_chars=context_budget_chars, max_turns=turns,
-                               target_speedup=math.inf)
-            trajs[task, j] = _Trajectory(env, env.reset(options={"task": task})[0])
-    sample_s = judge_s = 0.0
-    policy_errors: list[dict] = []
-    if device == "cuda" and hasattr(evaluator, "prefetch_baselines"):
-        # Every task's baselines first, all GPUs in parallel, so no task's candidates wait for them.
-        t0 = time.monotonic()
-        evaluator.prefetch_baselines(task_ids, device, gpus)
-        judge_s += time.monotonic() - t0
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  disable=not progress, transient=False) as bars:
-        for turn in range(turns):
-            keys = list(trajs)
-            t0 = time.monotonic()
-            if turn == 0:
-                observations = [_policy_observation(trajs[task, 0], task, 0, context) for task in task_ids]
-                sampled = policy.sample(observations, n)
-                replies = {(task, j): sampled[i][j] for i, task in enumerate(task_ids) for j in range(n)}
-            else:
-                observations = [_policy_observation(trajs[key], *key, context) for key in keys]
-                replies = {key: r[0] for key, r in zip(keys, policy.sample(observations, 1))}
-            sample_s += time.monotonic() - t0
-            failed, records = _policy_failures(policy, len(policy_errors), turn)
-            policy_errors += records
-            lost = {key for key in keys if replies[key] == "" and _lost(failed, key, turn, n)}
-            prepared = {key: trajs[key].env.prepare_step(replies[key]) for key in keys if key not in lost}
-            batch = [key for key, (_, verdict) in prepared.items() if verdict is None]
-            bar = bars.add_task(f"turn {turn + 1}/{turns}: judging", total=len(batch))
-            t0 = time.monotonic()
-
-            def on_verdict(i: int, v: Verdict, bar=bar, batch=batch, turn=turn) -> None:
-                bars.advance(bar)
-                if progress and not bars.console.is_terminal:  # a log file: one line per verdict
-                    task, j = batch[i]
-                    bars.console.print(f"{task} sample {j} turn {turn}: {v.stage.value}"
-                                       f"{' (store)' if v.cached else ''} in {v.wall_s:.1f} s", highlight=False)
-
-            verdicts = evaluate_many(
-                evaluator, [(key[0], prepared[key][0]) for key in batch], device, workers, use_cache,
-                on_verdict=on_verdict, gpus=gpus,
-            ) if batch else []
-            judge_s += time.monotonic() - t0
-            judged = dict(zip(batch, verdicts))
-            for key in keys:
-                state = trajs[key]
-                if key in lost:
-                    why = next((r["error"] for r in records if r.get("task_id") == key[0]
-                                and (turn == 0 or r.get("trajectory", 0) == key[1])), "the policy reported a failure")
-                    state.candidates.append(Candidate(
-                        task=key[0], sample=key[1], turn=turn, source_hash="", stage=POLICY_ERROR, reward=-1.0,
-                        speedup={}, violations=[], compiled=False, correct=False, timed=False, cached=False,
-                        policy_error=why))
-                    continue
-                source, verdict = prepared[key]
-                verdict = verdict or judged[key]
-                state.obs = state.env.finish_step(source, verdict)[0]
-                state.candidates.append(_candidate(key[0], key[1], turn, source, verdict))
-                if source:
-                    _save_source(out, key[0], source)
-    by_task = {task: [trajs[task, j].candidates for j in range(n)] for task in task_ids}
-    candidates = [c for trajs_ in by_task.values() for t in trajs_ for c in t]
-    results = {
-        "config": {
-            "policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
-            "tasks": task_ids, "n": n, "turns": turns,
-            "context": context, "context_budget_chars": context_budget_chars, "device": device, "workers": workers,
-            "store": evaluator.store.path,
-            "backend": backend, "gpus": gpus,
-            "judge": evaluator.config.key(), "versions": versions,
-        },
-        **summarise(by_task, turns),
-        "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
-        "policy_errors": policy_errors,
-        "error": (f"the policy failed {len(policy_errors)} time(s); first: {policy_errors[0].get('error')}"
-                  if policy_errors else ""),
-        "judge": judge_rate(candidates, judge_s, device, backend, gpus),
-        "wall_s": {"sampling": sample_s, "judging": judge_s},
-    }
-    with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:
-        for c in candidates:
-            f.write(json.dumps(asdict(c), sort_keys=True) + "\n")
-    raw = getattr(policy, "raw", None)
-    if raw:
-        with open(out / "raw_replies.jsonl", "w", encoding="utf-8") as f:
-            for row in raw:
-                f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
-    for traj in trajs.values():
+    run = _EvalRun(policy=policy, evaluator=evaluator, task_ids=task_ids, n=n, turns=turns, context=context,
+                   device=device, out=out, workers=workers, use_cache=use_cache, gpus=gpus)
+    _start_trajectories(run, context_budget_chars)
+    _prefetch_baselines(run)
+    _run_turns(run, progress)
+    by_task = {task: [run.trajs[task, j].candidates for j in range(n)] for task in task_ids}
+    candidates = [c for trajs in by_task.values() for t in trajs for c in t]
+    results = _results(run, by_task, candidates, backend, versions, context_budget_chars)
+    _write_rows(out, candidates, policy)
+    for traj in run.trajs.values():
         traj.env.close()
     results["wall_s"]["total"] = time.monotonic() - start
-    from evals import report, wandb_log
-
-    plots = report.make_plots(results, candidates, out)
-    results["plots"] = [p.name for p in plots]
-    results["wandb"] = wandb_log.log_run(results, candidates, plots, out, wandb_mode)
-    report.write_markdown(results, out)
-    (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True, default=str), encoding="utf-8")
+    _write_report(results, candidates, out, wandb_mode)
     return results
 
 

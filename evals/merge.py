@@ -21,7 +21,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from evals.best_of_n import CPU_TIMING_NOTE, Candidate, summarise
+from evals.candidates import CPU_TIMING_NOTE, Candidate, summarise
 
 #: Config entries every part must share.
 SHARED = ("policy", "n", "turns", "context", "device")

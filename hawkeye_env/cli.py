@@ -192,6 +192,106 @@ def _policy_kwargs(policy: str, seed: int, model: str | None, base_url: str, tem
     return kwargs
 
 
+def _check_eval_options(task_ids: list[str], device: str, backend: str, policy: str, context: str,
+                        wandb: str | None, split_tasks: bool, budget_s: float | None, protocol: str) -> str:
+    """Check ``hawkeye eval``'s options, exit 2 with the message at the first bad one (``--backend ray``: Ray
+    must import). Returns the device: resolved for the local backend, as given for Ray (the cluster's)."""
+    from evals.wandb_log import MODES
+    from hawkeye_env.judge.evaluator import resolve_device
+    from hawkeye_env.judge.plan import PROTOCOLS
+    from policies import POLICIES
+    from units.index import CONTEXT_MODES
+
+    try:
+        for task in task_ids:
+            get_task(task)
+        device = resolve_device(device) if backend == "local" else device  # ray: the cluster's devices
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    if policy not in POLICIES:
+        _fail(f"unknown policy {policy!r}; known policies: {', '.join(POLICIES)}")
+    if context not in CONTEXT_MODES:
+        _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
+    if wandb is not None and wandb not in MODES:
+        _fail(f"--wandb must be one of {', '.join(MODES)}")
+    if backend not in ("local", "ray"):
+        _fail("--backend must be local or ray")
+    if budget_s is not None and not split_tasks:
+        _fail("--budget-s applies to --split-tasks runs")
+    if protocol not in PROTOCOLS:
+        _fail(f"--protocol must be one of {', '.join(PROTOCOLS)}")
+    if backend == "ray":
+        from hawkeye_env.judge.ray_backend import import_ray
+
+        try:
+            import_ray()
+        except ImportError as exc:
+            _fail(str(exc))
+    return device
+
+
+def _make_sampler(policy: str, seed: int, model: str | None, base_url: str, temperature: float, max_tokens: int,
+                  token_param: str, tool_calls: bool):
+    """The ``policies.base.Policy`` that ``--policy`` names, built from its options; exit 2 if it cannot be."""
+    from policies import make_policy
+
+    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
+    try:
+        return make_policy(policy, **kwargs)
+    except (ImportError, ValueError, OSError) as exc:
+        _fail(str(exc))
+
+
+def _run_evaluation(sampler, task_ids: list[str], out: Path, split_tasks: bool, budget_s: float | None,
+                    eval_kwargs: dict) -> dict:
+    """Evaluate ``sampler`` on ``task_ids`` (empty: every task) into ``out``: one ``run_eval``, or with ``split_tasks``
+    one run per task merged after each (``evals/by_task.py``; exit 2 when ``budget_s`` let no task finish).
+    ``eval_kwargs`` go to either unchanged. Returns the ``results.json`` dict."""
+    if split_tasks:
+        from evals.by_task import run_by_task
+
+        results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, budget_s=budget_s, **eval_kwargs)
+        if not results:
+            _fail(f"no task finished within the --budget-s of {budget_s:g} s")
+        return results
+    from evals.best_of_n import run_eval
+
+    return run_eval(sampler, task_ids or None, out_dir=out, **eval_kwargs)
+
+
+def _print_eval_table(results: dict, policy: str, n: int, turns: int) -> None:
+    """Print the results' table: per task and overall, the compile, correct and violation rates, the
+    best-of-``n`` reward, pass@``n`` and the best speedup (the overall row: its geomean over solved tasks)."""
+    table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {results['config']['device']}")
+    rows = [*results["tasks"].items(), ("overall", results["overall"])]
+    table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
+    for col in ("compile", "correct", "violations", f"best-of-{n} reward", f"pass@{n}", "best speedup"):
+        table.add_column(col)
+    for name, m in rows:
+        best = m.get("best_speedup", {}).get("best")
+        geo = m.get("geomean_best_speedup", {}).get("best", {}).get("over_solved")
+        speed = best if best is not None else geo
+        table.add_row(name, f"{m['compile_rate']:.2f}", f"{m['correct_rate']:.2f}", f"{m['violation_rate']:.2f}",
+                      f"{m['best_of_k_reward'][-1]:.3f}", f"{m['pass_at_k'][-1]:.2f}",
+                      f"{speed:.2f}x" if speed is not None else "-")
+    console.print(table)
+
+
+def _print_eval_outcome(results: dict, out: Path) -> None:
+    """Print the timing note, candidate count and report path; if the policy failed, its error (stderr), exit 1."""
+    if results["timing_note"]:
+        console.print(f"[yellow]note:[/yellow] {results['timing_note']}")
+    judge = results["judge"]
+    console.print(f"{judge['candidates']} candidates ({judge['cached']} from the store) in "
+                  f"{results['wall_s']['total']:.1f} s; report: {out / 'report.md'}")
+    if results.get("policy_errors"):
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"[red]error:[/red] {escape(results['error'])} (every failure is in "
+                                   f"{escape(str(out / 'results.json'))} under policy_errors)", highlight=False)
+        raise typer.Exit(1)
+
+
 @app.command("eval")
 def eval_(
     policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf, vllm or folder "
@@ -236,84 +336,20 @@ def eval_(
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
 
-    from evals.best_of_n import run_eval
-    from evals.wandb_log import MODES
-    from hawkeye_env.judge.evaluator import EvalConfig, resolve_device
-    from hawkeye_env.judge.plan import PROTOCOLS
-    from policies import POLICIES, make_policy
-    from units.index import CONTEXT_MODES
+    from hawkeye_env.judge.evaluator import EvalConfig
 
     task_ids = [t for item in tasks or [] for t in item.split(",") if t]
-    try:
-        for task in task_ids:
-            get_task(task)
-        device = resolve_device(device) if backend == "local" else device  # ray: the cluster's devices
-    except (KeyError, ValueError) as exc:
-        _fail(str(exc.args[0]) if exc.args else str(exc))
-    if policy not in POLICIES:
-        _fail(f"unknown policy {policy!r}; known policies: {', '.join(POLICIES)}")
-    if context not in CONTEXT_MODES:
-        _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
-    if wandb is not None and wandb not in MODES:
-        _fail(f"--wandb must be one of {', '.join(MODES)}")
-    if backend not in ("local", "ray"):
-        _fail("--backend must be local or ray")
-    if budget_s is not None and not split_tasks:
-        _fail("--budget-s applies to --split-tasks runs")
-    if protocol not in PROTOCOLS:
-        _fail(f"--protocol must be one of {', '.join(PROTOCOLS)}")
-    if backend == "ray":
-        from hawkeye_env.judge.ray_backend import import_ray
-
-        try:
-            import_ray()
-        except ImportError as exc:
-            _fail(str(exc))
-    kwargs = _policy_kwargs(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
-    try:
-        sampler = make_policy(policy, **kwargs)
-    except (ImportError, ValueError, OSError) as exc:
-        _fail(str(exc))
+    device = _check_eval_options(task_ids, device, backend, policy, context, wandb, split_tasks, budget_s, protocol)
+    sampler = _make_sampler(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
     if out is None:
         out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-    common = dict(workers=workers, store=store, wandb_mode=wandb, progress=not quiet,
-                  config=EvalConfig(timeout_s=timeout, protocol=protocol), use_cache=not no_cache, backend=backend,
-                  ray_address=ray_address, gpus=gpus)
-    if split_tasks:
-        from evals.by_task import run_by_task
-
-        results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, n=n, turns=turns,
-                              context=context, device=device, budget_s=budget_s,
-                              context_budget_chars=context_budget_chars, **common)
-        if not results:
-            _fail(f"no task finished within the --budget-s of {budget_s:g} s")
-    else:
-        results = run_eval(sampler, task_ids or None, n=n, turns=turns, context=context, out_dir=out, device=device,
-                           context_budget_chars=context_budget_chars, **common)
-    table = Table(title=f"hawkeye eval: {policy}, n={n}, turns={turns}, {results['config']['device']}")
-    rows = [*results["tasks"].items(), ("overall", results["overall"])]
-    table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
-    for col in ("compile", "correct", "violations", f"best-of-{n} reward", f"pass@{n}", "best speedup"):
-        table.add_column(col)
-    for name, m in rows:
-        best = m.get("best_speedup", {}).get("best")
-        geo = m.get("geomean_best_speedup", {}).get("best", {}).get("over_solved")
-        speed = best if best is not None else geo
-        table.add_row(name, f"{m['compile_rate']:.2f}", f"{m['correct_rate']:.2f}", f"{m['violation_rate']:.2f}",
-                      f"{m['best_of_k_reward'][-1]:.3f}", f"{m['pass_at_k'][-1]:.2f}",
-                      f"{speed:.2f}x" if speed is not None else "-")
-    console.print(table)
-    if results["timing_note"]:
-        console.print(f"[yellow]note:[/yellow] {results['timing_note']}")
-    judge = results["judge"]
-    console.print(f"{judge['candidates']} candidates ({judge['cached']} from the store) in "
-                  f"{results['wall_s']['total']:.1f} s; report: {out / 'report.md'}")
-    if results.get("policy_errors"):
-        from rich.markup import escape
-
-        Console(stderr=True).print(f"[red]error:[/red] {escape(results['error'])} (every failure is in "
-                                   f"{escape(str(out / 'results.json'))} under policy_errors)", highlight=False)
-        raise typer.Exit(1)
+    eval_kwargs = dict(n=n, turns=turns, context=context, device=device, context_budget_chars=context_budget_chars,
+                       workers=workers, store=store, wandb_mode=wandb, progress=not quiet,
+                       config=EvalConfig(timeout_s=timeout, protocol=protocol), use_cache=not no_cache,
+                       backend=backend, ray_address=ray_address, gpus=gpus)
+    results = _run_evaluation(sampler, task_ids, out, split_tasks, budget_s, eval_kwargs)
+    _print_eval_table(results, policy, n, turns)
+    _print_eval_outcome(results, out)
 
 
 @app.command()
