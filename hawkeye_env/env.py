@@ -23,14 +23,14 @@ import torch
 from gymnasium import spaces
 
 from hawkeye_env.edits import EditError, to_candidate
-from hawkeye_env.judge.evaluator import Evaluator, resolve_device, software_versions
-from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.evaluator import Evaluator, resolve_device
+from hawkeye_env.judge.finish import no_source_verdict
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, CONTEXT_BUDGET_CHARS, MAX_TEXT_CHARS, make_observation, render_task
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.tasks.spec import TaskSpec
-from reward import REWARD_VERSION, reward
+from reward import REWARD_VERSION
 from units.index import CONTEXT_MODES, unit_context, units_for_tags
 
 #: Smallest ``max_text_chars``: the system prompt, reply format and a task's reference must fit.
@@ -277,13 +277,7 @@ class KernelOptEnv(gymnasium.Env):
     def _unjudged(self, exc: Exception) -> Verdict:
         """The ``no_source`` verdict of an action that yielded no source; nothing is run or stored."""
         why = str(exc) if isinstance(exc, EditError) else f"{type(exc).__name__}: {exc}"
-        v = Verdict(
-            task=self._task.id, device=self.device, stage=Stage.NO_SOURCE, versions=software_versions(self.device),
-            error=f"The action could not be turned into source: {why}",
-        )
-        v.reward, v.reward_version = reward(v), REWARD_VERSION
-        v.feedback = render_feedback(v)
-        return v
+        return no_source_verdict(self._task.id, self.device, why)
 
     def _status(self) -> str:
         v = self._last

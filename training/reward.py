@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hawkeye_env.edits import EditError, to_candidate
-from hawkeye_env.judge.evaluator import Evaluator, evaluate_many, resolve_device, software_versions
+from hawkeye_env.judge.evaluator import Evaluator, evaluate_many, resolve_device
+from hawkeye_env.judge.finish import no_source_verdict
 from hawkeye_env.judge.verdict import Stage, Verdict
-from reward import REWARD_VERSION, reward
 
 
 @dataclass
@@ -46,14 +46,6 @@ def completion_text(completion) -> str:
     if isinstance(completion, str):
         return completion
     return "\n".join(m.get("content") or "" for m in completion if m.get("role") == "assistant")
-
-
-def no_source_verdict(task: str, device: str, why: str) -> Verdict:
-    """The verdict the env gives text that yields no source (nothing is run)."""
-    v = Verdict(task=task, device=device, stage=Stage.NO_SOURCE, versions=software_versions(device),
-                error=f"The action could not be turned into source: {why}")
-    v.reward, v.reward_version = reward(v), REWARD_VERSION
-    return v
 
 
 def breakdown(verdicts: list[Verdict]) -> dict[str, float]:

@@ -19,8 +19,9 @@ another side's modules):
   lock, a reply is compared), ``references`` (float64 and
   native references from the trials' seeds), ``checks`` and ``correctness`` (the comparison),
   ``kernelbench_protocol`` (KernelBench's trials and ``torch.allclose``, reported beside ours),
-  ``roofline``, ``feedback``, ``store``, the parent half of ``baselines`` (``measure_missing``,
-  the store), ``backends`` and ``ray_backend``.
+  ``roofline``, ``feedback``, ``finish`` (a verdict's reward and feedback, set in one place),
+  ``store``, the parent half of ``baselines`` (``measure_missing``, the store), ``backends`` and
+  ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
   ``worker``, ``guards``, ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
   ``timing``, ``warmup``, ``cpu_backend``. What it reports is data the parent validates; nothing it

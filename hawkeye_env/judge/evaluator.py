@@ -43,7 +43,7 @@ from hawkeye_env.judge import (
 from hawkeye_env.judge.comparing import comparing_on
 from hawkeye_env.judge.comparing import comparing_on as _comparing_on  # noqa: F401 - the tests' name
 from hawkeye_env.judge.eval_config import EvalConfig
-from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.finish import finish_verdict
 from hawkeye_env.judge.lanes import Lane, default_lane, make_lanes
 from hawkeye_env.judge.plan import plan_trials
 from hawkeye_env.judge.store import ResultStore, source_hash
@@ -51,7 +51,6 @@ from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 from hawkeye_env.judge.versions import resolve_device, software_versions
 from hawkeye_env.tasks.registry import get_task, user_task_dirs
 from hawkeye_env.tasks.spec import TaskSpec
-from reward import REWARD_VERSION, reward
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +119,8 @@ class Evaluator:
         a verdict is judged again next time)."""
         if self.config.protocol == kernelbench_protocol.PROTOCOL:
             kernelbench_protocol.fill_unjudged(verdict, self.config.kernelbench_atol, self.config.kernelbench_rtol)
-        verdict.reward = reward(verdict)
-        verdict.reward_version = REWARD_VERSION
         verdict.wall_s = time.monotonic() - start
-        verdict.feedback = render_feedback(verdict)
+        finish_verdict(verdict)
         if store:
             self.store.put_verdict(*key, verdict.to_dict())
         return verdict

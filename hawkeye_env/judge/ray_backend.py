@@ -33,13 +33,12 @@ from collections import deque
 from collections.abc import Callable
 
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
-from hawkeye_env.judge.feedback import render_feedback
+from hawkeye_env.judge.finish import finish_verdict
 from hawkeye_env.judge.lanes import make_lanes
 from hawkeye_env.judge.pool import CPU_WORKERS, WORKERS_PER_GPU, dedupe, failed_without_verdict
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
-from reward import REWARD_VERSION, reward
 
 INSTALL_HINT = "the Ray backend needs ray: pip install 'hawkeye-env[ray]'"
 # A restarting actor imports torch and builds its Evaluator before it answers; 120 s covers a cold
@@ -226,9 +225,7 @@ class RayEvaluator:
     def _failure(self, key, device: str, reason: str) -> Verdict:
         v = Verdict(task=key[0], device=device, stage=Stage.RUNTIME_ERROR, source_hash=key[1],
                     versions=self.versions(key[0], device), error=reason)
-        v.reward, v.reward_version = reward(v), REWARD_VERSION
-        v.feedback = render_feedback(v)
-        return v
+        return finish_verdict(v)
 
     def _cached(self, key, device: str) -> Verdict | None:
         hit = self.store.get_verdict(key[0], key[1], device, self.versions(key[0], device), self.config.key())

@@ -21,7 +21,7 @@ PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby
                "host_memory", "output_capture", "reply_decode", "pickle_depth", "reply_check", "references", "checks",
                "correctness", "static_checks", "static_checker", "static_modules", "static_allowlist", "store",
                "roofline", "feedback", "backends", "versions", "plan", "replayed", "plan_check", "comparing",
-               "kernelbench_protocol", "eval_config")
+               "kernelbench_protocol", "eval_config", "finish")
 
 
 def _imported_after(modules: list[str]) -> set[str]:
