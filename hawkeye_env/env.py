@@ -76,9 +76,9 @@ class KernelOptEnv(gymnasium.Env):
     ``verdict.reward`` (reward v3, ``reward/v3.py``): -1.0 violation or no source, -0.5 compile,
     runtime or correctness failure, 0.2 correct and untimed (CPU, or a timing that missed the
     timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
-    device time (host launch kept out, or the host launch when it is longer) over the fastest
-    judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has
-    ``measure_unit_gpu``) are diagnostic only: weight 0 in v2.
+    device time (the host launch kept out, reported in ``timing`` and the feedback) over the
+    fastest judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has
+    ``measure_unit_gpu``) are diagnostic only: weight 0 in v3.
 
     ## Starting State
     ``reset(seed=None, options=None)``: ``options["task"]`` picks the task, otherwise it is drawn
