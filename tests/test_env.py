@@ -26,15 +26,10 @@ from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, TRUNCATION_MARKER, make_observation, sanitize
 from hawkeye_env.registration import KERNEL_OPT_ID, register_envs
-from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from hawkeye_env.tasks.registry import get_task, list_tasks
 from reward.v1 import REWARD_CORRECT, REWARD_INCORRECT
+from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK
 from units.index import unit_context
-
-TASK = "vector_add_fp32"
-SOLUTION = solution_source(get_task(TASK))
-STORE_LINE = "    tl.store(out_ptr + offs, a + b, mask=mask)"
-BROKEN = SOLUTION.replace(STORE_LINE, STORE_LINE.replace("a + b", "a - b"))
-FIX = f"<<<<<<< SEARCH\n{STORE_LINE.replace('a + b', 'a - b')}\n=======\n{STORE_LINE}\n>>>>>>> REPLACE\n"
 
 
 @pytest.fixture(scope="module")

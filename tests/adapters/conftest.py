@@ -6,17 +6,7 @@ import os
 
 import pytest
 
-from hawkeye_env.tasks.registry import get_task, solution_source
-
-TASK = "vector_add_fp32"
-SOLUTION = solution_source(get_task(TASK))
-STORE_LINE = "    tl.store(out_ptr + offs, a + b, mask=mask)"
-BROKEN = SOLUTION.replace(STORE_LINE, STORE_LINE.replace("a + b", "a - b"))
-FIX = f"<<<<<<< SEARCH\n{STORE_LINE.replace('a + b', 'a - b')}\n=======\n{STORE_LINE}\n>>>>>>> REPLACE\n"
-
-
-def fenced(source: str) -> str:
-    return f"```python\n{source}```\n"
+from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: F401 - the adapter tests import them from here
 
 
 @pytest.fixture(scope="package", autouse=True)
