@@ -9,8 +9,9 @@ Schemas read:
 
 * ``gpu_tests``: the text ``python -m pytest tests/gpu`` prints.
 * ``calibration_rates`` and ``calibration_noise``: ``python -m evals.calibrate``'s JSON.
-* ``sandbox_cost``: JSON lines, one per ``hawkeye eval`` call, with ``sandbox`` on or off.
 * ``throughput``: ``python -m evals.bench_throughput``'s JSON.
+* ``search_throughput``: ``python -m evals.bench_search``'s JSON.
+* ``tolerance_recheck``: trials re-judged after a calibration, each output's worst-element ratios.
 * ``verdict_latency``: ``python -m evals.bench_judge``'s JSON.
 * ``suite``: ``python -m evals.bench_tasks``'s JSON (several files: their tasks together).
 * ``tolerances``: ``python -m evals.kerneldev.correctness_probe``'s JSON lines.
@@ -150,17 +151,44 @@ def calibration_noise(files: list[Loaded]) -> list[str]:
                                      if skipped else [])
 
 
-def sandbox_cost(files: list[Loaded]) -> list[str]:
-    """One row per ``hawkeye eval`` call: verdicts, throughput and median times, sandbox on or off."""
+def search_throughput(files: list[Loaded]) -> list[str]:
+    """One row per phase of ``evals.bench_search``: the judge's mode, candidates in flight, the
+    verdicts, their stages, the phase's seconds, verdicts per minute (one GPU: per GPU-minute) from
+    the phase's start and after its first verdict, and the median seconds of a verdict, of waiting
+    for its worker and its replay process (``Outcome.start_s``) and of each."""
     rows = []
     for f in files:
-        for r in f.data:
+        for r in f.data["phases"]:
+            if r.get("skipped"):
+                rows.append([r["mode"], str(r["workers"]), "not run", "-", "-", "-", "-", "-", "-", "-"])
+                continue
             stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
-            rows.append([r["sandbox"], str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
-                         "yes" if r.get("rc") == 124 else "no", fmt(r.get("verdicts_per_min_judging"), ".1f"),
-                         fmt(r.get("worker_wall_s_median"), ".1f"), fmt(r.get("verdict_wall_s_median"), ".1f")])
-    header = ["sandbox", "verdicts", "stages", "wall s", "stopped by the call's limit", "verdicts / min judging",
-              "worker s (median)", "verdict wall s (median)"]
+            prof = r.get("profile_median_s", {})
+            rows.append([r["mode"], str(r["workers"]), str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
+                         fmt(r.get("verdicts_per_min"), ".1f"), fmt(r.get("verdicts_per_min_after_first"), ".1f"),
+                         fmt(r.get("verdict_wall_s_median"), ".2f"), fmt(prof.get("worker_start_s"), ".2f"),
+                         fmt(prof.get("worker_wall_s"), ".2f"), fmt(prof.get("replay_start_s"), ".2f"),
+                         fmt(prof.get("replay_wall_s"), ".2f")])
+    header = ["judge", "in flight", "verdicts", "stages", "wall s", "verdicts / min (one GPU or the CPU)",
+              "after the first verdict", "verdict s (median)", "waiting for the worker s", "recording worker s",
+              "waiting for the replay s", "replay s"]
+    return md_table(header, rows)
+
+
+def tolerance_recheck(files: list[Loaded]) -> list[str]:
+    """Each output of a re-judged trial: whether it passes now, its worst element against the cap
+    measured on the output's RMS and on its row's (> 1 fails), and that element's values."""
+    rows = []
+    for f in files:
+        for task, trial in sorted(f.data["trials"].items()):
+            for name, r in trial["rows"].items():
+                at = r["at_global_worst"]
+                rows.append([task, str(trial["seed"]), name, "pass" if r["ok"] else "fail",
+                             fmt(r["global_cap_over"], ".2f"), fmt(r["row_cap_over"], ".2f"),
+                             f"{at['got']:.4g} / {at['ref']:.4g} / {at['native']:.4g}",
+                             fmt(trial["rms"], ".1f"), fmt(at["row_rms"], ".0f")])
+    header = ["task", "trial seed", "output", "verdict now", "worst / cap (output RMS)", "worst / cap (row RMS)",
+              "that element: got / float64 / native", "output RMS", "its row's RMS"]
     return md_table(header, rows)
 
 

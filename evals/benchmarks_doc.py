@@ -69,10 +69,10 @@ AREAS: tuple[Area, ...] = (
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-01.json",)),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-01.json",)),
-    Area("sandbox-cost", judge.sandbox_cost, ("sandbox-cost-h200-2026-12-01.jsonl",),
-         "hawkeye eval --policy search --n 16 --tasks vector_add_fp32,softmax_fp32,rmsnorm_bf16,gemm_bf16 "
-         "--device cuda, first with HAWKEYE_SANDBOX=bwrap (replay on), then HAWKEYE_SANDBOX=off "
-         "HAWKEYE_REPLAY=off, fresh store and caches each, stopped after 130 s", H200_STACK),
+    Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
+         {"driver": H200_STACK["driver"]}),
+    Area("search-throughput", judge.search_throughput, ("search-throughput-h200-2026-12-01.json",), "",
+         {"driver": H200_STACK["driver"]}),
     Area("throughput", judge.throughput, ("throughput-h200-2026-12-01.json",),
          "python -m evals.bench_throughput --hacks tests/candidates/hacks --device cuda --gpus 1 2 --copies 3 "
          "--repeats 3 --timeout 30", {"driver": H200_STACK["driver"]}),

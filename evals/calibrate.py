@@ -41,6 +41,7 @@ from pathlib import Path
 
 import torch
 
+from evals.calibration_outputs import load_solution, lower_precision, zero_elements, zero_rows
 from hawkeye_env.judge import checks, references
 from hawkeye_env.judge.baselines import prepare_vendor
 from hawkeye_env.judge.evaluator import (
@@ -63,75 +64,11 @@ HARD_TASKS = ("gla_fwd_bf16", "attention_causal_bf16", "attention_gqa_bf16", "de
 # attention, decode attention, linear attention).
 NOISE_TASKS = ("rmsnorm_bf16", "gemm_bf16", "linear_decode_bf16", "fp8_gemm_per_tensor", "mxfp4_gemm_bf16",
                "attention_causal_bf16", "attention_decode_bf16", "simple_gla_fwd_bf16")
-FP8 = getattr(torch, "float8_e4m3fn", None)
-
-
-def _load(source: str, name: str):
-    import importlib.util
-    import sys
-
-    folder = Path(tempfile.mkdtemp(prefix="hawkeye-calibrate-"))
-    path = folder / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _lower_precision(ref: torch.nn.Module, inputs: list) -> list:
-    """The reference at a lower precision than the task allows: fp32 in bf16, bf16 and fp16 with
-    floating operands and weights rounded through fp8 e4m3; outputs cast back."""
-    expected = [o.dtype for o in references.as_list(ref(*inputs))]
-    low = torch.bfloat16 if expected[0] == torch.float32 else FP8
-
-    def down(x):
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
-            return x
-        return x.to(torch.bfloat16) if low == torch.bfloat16 else x.to(low).to(x.dtype)
-
-    import copy
-
-    model = copy.deepcopy(ref)
-    with torch.no_grad():
-        for p in list(model.parameters()) + list(model.buffers()):
-            if p.is_floating_point():
-                p.copy_(down(p).to(p.dtype))
-        if low == torch.bfloat16:
-            model = model.to(torch.bfloat16)
-        outs = references.as_list(model(*[down(x) for x in inputs]))
-    return [o.to(d) for o, d in zip(outs, expected)]
-
-
-def _zero_rows(outs: list, fraction: float) -> list:
-    """Outputs with the last ``fraction`` of their rows (first dimension after flattening the
-    rest) set to zero: a kernel that skips work."""
-    zeroed = []
-    for o in outs:
-        o = o.clone()
-        flat = o.reshape(o.shape[0], -1) if o.dim() > 1 else o.reshape(-1, 1)
-        n = max(1, int(round(fraction * flat.shape[0])))
-        flat[-n:] = 0
-        zeroed.append(o)
-    return zeroed
-
-
-def _zero_elements(outs: list, fraction: float, seed: int) -> list:
-    zeroed = []
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    for o in outs:
-        o = o.clone()
-        flat = o.reshape(-1)
-        n = max(1, int(fraction * flat.numel()))
-        flat[torch.randperm(flat.numel(), generator=g)[:n].to(flat.device)] = 0
-        zeroed.append(o)
-    return zeroed
 
 
 def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadline: float) -> dict:
     """Items 1 and 2 of the module docstring for ``spec``."""
-    module = _load(solution_source(spec), f"hawkeye_calibrate_{spec.id}")
+    module = load_solution(solution_source(spec), f"hawkeye_calibrate_{spec.id}")
     task = task_module(spec)
     vendors = {}
     candidates = {"expert": None, **{f"vendor:{n}": n for n in spec.vendor_baselines}}
@@ -139,6 +76,7 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
     counts = {name: {"trials": 0, "failed": 0, "failures": [], "verdicts": 0, "verdicts_failed": 0}
               for name in [*candidates, *hacks]}
     done, s = 0, seed
+    began, first_plan_s = time.monotonic(), None
     while done < trials and time.monotonic() < deadline:
         failed_in_plan: dict[str, bool] = {}  # one plan is one verdict's trials: any failure fails it
         for trial in plan_trials(spec, device, s):
@@ -160,9 +98,9 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
                     fn, reason = prepare_vendor(spec.vendor_baselines[vendor], ref, inputs)
                     vendors.setdefault(name, reason)
                     outputs[name] = references.as_list(fn(*inputs)) if fn is not None else None
-                outputs["lower_precision"] = _lower_precision(ref, inputs)
-            outputs["skip_rows_1pct"] = _zero_rows(outputs["expert"], 0.01)
-            outputs["skip_elements_0.1pct"] = _zero_elements(outputs["expert"], 0.001, trial["seed"])
+                outputs["lower_precision"] = lower_precision(ref, inputs)
+            outputs["skip_rows_1pct"] = zero_rows(outputs["expert"], 0.01)
+            outputs["skip_elements_0.1pct"] = zero_elements(outputs["expert"], 0.001, trial["seed"])
             got = references.trial_references(spec, trial, device)
             for name, outs in outputs.items():
                 if outs is None:
@@ -184,9 +122,14 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
             counts[name]["verdicts"] += 1
             counts[name]["verdicts_failed"] += int(failed)
         s += 104729
+        first_plan_s = first_plan_s if first_plan_s is not None else time.monotonic() - began
     for name in hacks:
         counts[name]["passed"] = counts[name]["trials"] - counts[name]["failed"]
-    return {"trials": done, "vendors_unavailable": {k: v for k, v in vendors.items() if v}, "rates": counts}
+    wall = time.monotonic() - began
+    # the first plan pays the compiles and autotuning; the rest is the cost of a trial
+    later = (wall - (first_plan_s or 0.0)) / max(1, done - min(done, len(plan_trials(spec, device, seed))))
+    return {"trials": done, "vendors_unavailable": {k: v for k, v in vendors.items() if v}, "rates": counts,
+            "wall_s": wall, "first_plan_s": first_plan_s, "later_trial_s": later, "seed": seed}
 
 
 def _summary(values: list[float]) -> dict:
@@ -236,20 +179,48 @@ def _profile_medians(verdicts: list[Verdict]) -> dict:
             for k in keys}
 
 
+def _add_rates(before: dict, entry: dict, seed) -> dict:
+    """One task's correctness counts from two runs on distinct seeds: trials, failures and
+    verdicts added per candidate, the first failures of both kept (at most 5). An entry without
+    counts (an error) does not replace one with counts."""
+    if "rates" not in entry:
+        return before if "rates" in before else entry
+    if "rates" not in before:
+        return entry
+    rates = {}
+    for name in {*before["rates"], *entry["rates"]}:
+        a, b = before["rates"].get(name), entry["rates"].get(name)
+        if a is None or b is None:
+            rates[name] = a or b
+            continue
+        rates[name] = {k: a.get(k, 0) + b.get(k, 0) for k in ("trials", "failed", "verdicts", "verdicts_failed")}
+        rates[name]["failures"] = (a.get("failures", []) + b.get("failures", []))[:5]
+        if "passed" in a or "passed" in b:
+            rates[name]["passed"] = a.get("passed", 0) + b.get("passed", 0)
+    seeds = before.get("seeds", [before.get("seed")]) + [seed]
+    return {**before, "trials": before.get("trials", 0) + entry.get("trials", 0), "rates": rates,
+            "seeds": [x for x in seeds if x is not None],
+            "vendors_unavailable": {**before.get("vendors_unavailable", {}), **entry.get("vendors_unavailable", {})},
+            "wall_s": before.get("wall_s", 0) + entry.get("wall_s", 0)}
+
+
 def merge(files: list[Path], out: Path) -> dict:
     """One report from the reports of several runs of this command (a GPU call's time limit splits
-    a full calibration into parts): their tasks' sections side by side; a task in two parts keeps
-    the later one, unless the later one was skipped. ``parts`` lists each run's args, versions and
-    wall time."""
+    a full calibration into parts, or parts run side by side): a task's correctness counts are
+    added over the parts (each part runs its own ``--seed``, so the trials are distinct); a task's
+    noise keeps the later part, unless the later one was skipped. ``parts`` lists each run's args,
+    versions and wall time."""
     reports = [json.loads(Path(f).read_text()) for f in files]
     merged = {"date": max(r["date"] for r in reports), "device": reports[0]["device"],
               "versions": reports[-1]["versions"], "args": reports[-1]["args"], "correctness": {}, "noise": {},
               "parts": [{"file": Path(f).name, "args": r["args"], "versions": r["versions"], "wall_s": r.get("wall_s")}
                         for f, r in zip(files, reports)]}
     for r in reports:
-        for section in ("correctness", "noise"):
-            merged[section].update({task: entry for task, entry in r.get(section, {}).items()
-                                    if "skipped" not in entry or task not in merged[section]})
+        for task, entry in r.get("correctness", {}).items():
+            before = merged["correctness"].get(task)
+            merged["correctness"][task] = _add_rates(before, entry, r["args"].get("seed")) if before else entry
+        merged["noise"].update({task: entry for task, entry in r.get("noise", {}).items()
+                                if "skipped" not in entry or task not in merged["noise"]})
     merged["wall_s"] = sum(r.get("wall_s") or 0 for r in reports)
     out.write_text(json.dumps(merged, indent=1, sort_keys=True, default=str))
     return merged

@@ -9,7 +9,9 @@ implementation (``ray_backend.py`` is the distributed one, with the same call).
   nothing already judged is lost if the batch is interrupted.
 * On CUDA up to ``workers`` candidates run at once (default ``WORKERS_PER_GPU`` per GPU), each
   placed on the GPU lane with the fewest candidates in flight. Compilation and correctness trials
-  overlap; timed sections never share a GPU (the lane lock, ``lanes.py``).
+  overlap; timed sections never share a GPU (the lane lock, ``lanes.py``). While a CUDA batch
+  runs, the standby pool keeps as many processes warming per lane as the batch has candidates in
+  flight there (``standby.StandbyPool.holding``).
 * A worker that died without a verdict (``crash``: killed by a signal or exited, which is what a
   SIGKILL from outside or the OOM killer looks like) or never got its GPU (``lane_wait``) is judged
   once more in a fresh worker; if that fails too, its verdict is the failure with its reason. A
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 
+from hawkeye_env.judge import standby
 from hawkeye_env.judge.lanes import Lane, make_lanes
 from hawkeye_env.judge.store import source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict
@@ -110,7 +113,11 @@ def judge_batch(
 
     unique = dedupe(jobs)
     results: list[Verdict | None] = [None] * len(jobs)
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="hawkeye-judge") as pool:
+    # On a GPU host a verdict waits for its processes' warm-ups, with cores to spare; on the CPU
+    # interpreter the cores are the limit and standbys started ahead only compete for them.
+    in_flight_per_lane = -(-min(max(1, workers), len(unique) or 1) // len(lanes)) if device == "cuda" else 1
+    with standby.POOL.holding(in_flight_per_lane), \
+            ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="hawkeye-judge") as pool:
         futures = {pool.submit(judge, task, jobs[idx[0]][1]): idx for (task, _), idx in unique.items()}
         for future in as_completed(futures):
             verdict = future.result()

@@ -1,14 +1,11 @@
-"""Float64 references computed by the trusted parent (``EvalConfig.reference_in_parent``).
+"""Float64 references computed by the trusted parent.
 
-By default the worker computes each trial's float64 reference next to the candidate's output and
-ships both; at GPU shapes the references are most of the reply (608 MiB for ``gemm_bf16``, float32
-copies of float64 results) and are computed in the process that also ran candidate code. With
-``reference_in_parent`` the worker ships outputs only and the parent rebuilds every trial's
-inputs and reference model from the trial's seed, exactly as the worker does (``worker._Run``:
-``Model(*get_init_inputs())`` under ``torch.manual_seed(seed)``, ``randomize_parameters``,
-``make_inputs``), and computes the reference with ``reference64``. Timed
-iterations' inputs are rebuilt by replaying the timing harness's refills (``timing._refill`` on a
-generator seeded like ``time_callable``'s), so a kept output is checked against the inputs the
+Workers ship outputs only; the parent rebuilds every trial's inputs and reference model from the
+trial's seed, exactly as the worker does (``worker._Run``: ``Model(*get_init_inputs())`` under
+``torch.manual_seed(seed)``, ``randomize_parameters``, ``make_inputs``), and computes the
+reference with ``reference64``, so no reference is computed in a process that ran candidate code.
+Timed iterations' inputs are rebuilt by replaying the timing harness's refills (``timing._refill``
+on a generator seeded like ``time_callable``'s), so a kept output is checked against the inputs the
 harness gave the candidate, before the call could touch them.
 
 Next to each float64 reference the parent also runs the reference model in its own (native)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 
 from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, standby, worker_start
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
@@ -105,7 +106,8 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     if standby.enabled(job["device"]):  # the replay's process warms up while the worker records
         standby.POOL.prime(worker_start.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
     outcome = sandbox.run_in_worker(record, timeout_s, memory_limit_bytes, lane)
-    v.profile.update({"worker_wall_s": outcome.wall_s, "lane_wait_s": outcome.lane_wait_s, **outcome.transfer})
+    v.profile.update({"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
+                      "lane_wait_s": outcome.lane_wait_s, **outcome.transfer})
     if worker_failure(outcome, v):
         return None
     reply = outcome.reply
@@ -116,7 +118,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     _profile(v, "worker.", outcome)
     if decided_by_reply(reply, v):
         return None
-    entries = []
+    entries, checking = [], time.monotonic()
     for trial, entry in zip(record["trials"], reply["plans"]):
         if "refused" in entry:
             v.stage = Stage.RUNTIME_ERROR
@@ -127,11 +129,12 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
             v.stage, v.violations = Stage.REJECTED, [Violation("invalid_plan", f"shape {trial['shape']}: {problem}")]
             return None
         entries.append({"shape": trial["shape"], "plan": entry["plan"], "kernels": entry["kernels"]})
+    v.profile["plan_check_s"] = time.monotonic() - checking
     replay_job = {"kind": "replay", "task": job["task"], "device": job["device"], "trials": job["trials"],
                   "timing": job["timing"], "plans": launch_plan.to_job(entries),
                   "task_dirs": job.get("task_dirs") or []}
     outcome = sandbox.run_in_worker(replay_job, timeout_s, memory_limit_bytes, lane, serve=worker_start.REPLAY_TARGET)
-    v.profile["replay_wall_s"] = outcome.wall_s
+    v.profile["replay_wall_s"], v.profile["replay_start_s"] = outcome.wall_s, outcome.start_s
     if outcome.reply is None:
         v.stage = Stage.RUNTIME_ERROR
         v.error = reply_check.bounded_text(f"the replay of the candidate's kernels failed: {outcome.failure}: "

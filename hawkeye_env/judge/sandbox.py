@@ -103,6 +103,7 @@ class Outcome:
     lane_wait_s: float = 0.0  # time spent waiting for the GPU lock (not counted against the timeout)
     output_tail: str = ""  # the worker's stdout+stderr, bounded (WorkerOutput.close); plain text
     output_bytes: int = 0  # bytes the worker wrote to them (a lower bound once the file was folded)
+    start_s: float = 0.0  # from asking for a process to holding one: a standby's wait to be ready, or a fresh start
 
 
 
@@ -122,17 +123,20 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     """
     if lane is not None:
         job = {**job, "lane": lane_fields(serve, lane)}
-    ready = None
+    ready, asked = None, time.monotonic()
     if standby.enabled(job["device"]):
         ready = standby.POOL.take(serve, job["device"], lane, memory_limit_bytes)
     started = ready.handoff() if ready is not None else start_process(
         serve, job["device"], memory_limit_bytes, writable=lane_writable(serve, lane))
+    start_s = time.monotonic() - asked
     scratch = started[1].scratch
     job = {**job, "workdir": scratch, "reply_path": os.path.join(scratch, REPLY_FILE)}
     if os.environ.get(PROFILE_ENV):
         job["profile_dir"] = os.path.join(scratch, "profile")
     profile_to = os.path.abspath(os.environ[PROFILE_ENV]) if job.get("profile_dir") else None
-    return with_output(run_job(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
+    outcome = with_output(run_job(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
+    outcome.start_s = start_s
+    return outcome
 
 
 def _copy_profiles(src: str, dest: str) -> None:

@@ -14,9 +14,12 @@ drops the lock and waits for exactly one job. Nothing of any candidate has run i
 job it exits like every worker, so one candidate per process still holds (REWARD_HACKS #6, #7).
 
 ``POOL.take`` hands out a standby set up for ``(device, lane, memory limit)`` when one exists and
-starts a replacement each time, so the number of standbys follows the number of candidates in
-flight (the pool's first candidates, finding none, start fresh workers). An idle standby holds a
-CUDA context (about 0.5 GiB of GPU memory) and no lane lock, so it never delays a timed section.
+starts replacements, keeping ``POOL.depth`` started ahead: one, or as many as a batch has
+candidates in flight per lane (``pool.judge_batch`` holds that depth while it runs), so the pool's
+standbys follow the number of candidates in flight (its first candidates, finding none, start
+fresh workers); ``$HAWKEYE_STANDBY_DEPTH`` caps that number (1: one standby per key). An idle
+standby holds a CUDA context (about 0.5 GiB of GPU memory) and no lane lock, so it never delays a
+timed section.
 A standby that fails its warm-up or is not ready within ``READY_TIMEOUT_S`` is discarded and its
 candidate gets a fresh worker. Standbys are on by default; ``HAWKEYE_STANDBY=0`` turns them off.
 
@@ -33,16 +36,25 @@ import atexit
 import os
 import threading
 import time
+from contextlib import contextmanager
 
 from hawkeye_env.judge import isolation, worker_start
 from hawkeye_env.judge.lanes import Lane, LaneClaim
 from hawkeye_env.judge.reply_decode import decode_message
 
 ENV_FLAG = "HAWKEYE_STANDBY"
+DEPTH_ENV = "HAWKEYE_STANDBY_DEPTH"
 # A warm-up is seconds of work (warmup.py) plus any wait for the shared lane lock behind timed
 # sections (each bounded by its own timeout); 120 s means something is wrong, and the candidate is
 # better served by a fresh worker.
 READY_TIMEOUT_S = 120.0
+
+
+def depth_cap() -> int:
+    """``$HAWKEYE_STANDBY_DEPTH`` as a positive integer (the most standbys kept ahead per key),
+    else no cap."""
+    value = os.environ.get(DEPTH_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1 << 30
 
 
 def enabled(device: str) -> bool:
@@ -120,26 +132,64 @@ def _key(serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> tupl
 
 class StandbyPool:
     """Standbys per ``(serve, device, lane, memory limit, sandbox mode)``; thread-safe, reset in a
-    forked child."""
+    forked child.
+
+    Each key keeps ``depth`` standbys started ahead (1 unless a batch asks for more with
+    ``holding``): with one, a burst of candidates takes each standby moments after the previous
+    take started it and waits for most of its warm-up (4.5-5 s of imports per process with eight
+    verdicts in flight on the H200, two processes per GPU verdict; ``evals.bench_search``). A take
+    hands out the oldest ready standby, else the oldest, and tops the queue up by at most
+    ``TOP_UP`` new ones, so a burst does not start every process at once."""
+
+    TOP_UP = 2
 
     def __init__(self):
         self._idle: dict[tuple, list[Standby]] = {}
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        self._depths: list[int] = []  # one entry per open ``holding``
+
+    @property
+    def depth(self) -> int:
+        """Standbys each key keeps started ahead: the largest open ``holding``, else 1, at most
+        ``$HAWKEYE_STANDBY_DEPTH`` (each idle standby holds a CUDA context on a GPU)."""
+        return max(1, min(max(self._depths, default=1), depth_cap()))
+
+    @contextmanager
+    def holding(self, depth: int):
+        """Keep ``depth`` standbys per key started ahead while the block runs (a batch with
+        ``depth`` candidates in flight per lane); on exit, idle standbys beyond the depth still
+        wanted are ended."""
+        with self._lock:
+            self._depths.append(max(1, int(depth)))
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._depths.remove(max(1, int(depth)))
+                extra = [q.pop() for q in self._idle.values() for _ in range(max(0, len(q) - self.depth))]
+            for standby in extra:
+                standby.discard()
+
+    def _top_up(self, queue: list, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> None:
+        """Start standbys until ``queue`` holds ``depth``, at most ``TOP_UP`` now (lock held)."""
+        for _ in range(min(self.TOP_UP, self.depth - len(queue))):
+            try:
+                queue.append(Standby(serve, device, lane, memory_limit_bytes))
+            except OSError:  # no process could be started (limits): the next take tries again
+                return
 
     def take(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> Standby | None:
         """A ready standby for this lane, or None (none was started yet, or it failed); starts
-        the replacement either way."""
+        replacements either way."""
         key = _key(serve, device, lane, memory_limit_bytes)
         with self._lock:
             if self._pid != os.getpid():  # a forked child: those processes are not its children
                 self._idle, self._pid = {}, os.getpid()
             queue = self._idle.setdefault(key, [])
-            standby = queue.pop(0) if queue else None
-            try:
-                queue.append(Standby(serve, device, lane, memory_limit_bytes))
-            except OSError:  # no process could be started (limits): the next take tries again
-                pass
+            ready = next((i for i, x in enumerate(queue) if x.ready.is_set()), 0)
+            standby = queue.pop(ready) if queue else None
+            self._top_up(queue, serve, device, lane, memory_limit_bytes)
         if standby is None:
             return None
         standby.ready.wait(READY_TIMEOUT_S + 5.0)
@@ -149,18 +199,13 @@ class StandbyPool:
         return standby
 
     def prime(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int) -> None:
-        """Start a standby for this key if none is idle, so it warms up while the caller does other
-        work (a GPU verdict primes its replay while its candidate's worker records)."""
+        """Start standbys for this key up to ``depth`` (``TOP_UP`` at most), so they warm up while the
+        caller does other work (a GPU verdict primes its replay while its candidate's worker records)."""
         key = _key(serve, device, lane, memory_limit_bytes)
         with self._lock:
             if self._pid != os.getpid():
                 self._idle, self._pid = {}, os.getpid()
-            queue = self._idle.setdefault(key, [])
-            if not queue:
-                try:
-                    queue.append(Standby(serve, device, lane, memory_limit_bytes))
-                except OSError:
-                    pass
+            self._top_up(self._idle.setdefault(key, []), serve, device, lane, memory_limit_bytes)
 
     def idle(self) -> int:
         """Standbys started and not yet taken (in this process)."""

@@ -42,9 +42,11 @@ class Tolerance:
     1. ``rel_l2(out) <= max(rel_l2, l2_multiple * rel_l2(nat))``;
     2. ``quantile_q(rho) <= max(1, quantile_multiple * quantile_q(rho*))``: the element bound
        holds for all but ``1 - quantile`` of the elements;
-    3. ``max(rho) <= worst_floor + worst_multiple * max(rho*)``, and no element is off by more
-       than ``WORST_CAP * (rms(ref) + |ref_i|)``: a generous cap, so that zeroed or skipped
-       elements (``rho = |ref_i| / b_i``) still fail.
+    3. ``max(rho') <= worst_floor + worst_multiple * max(rho'*)``, and no element is off by more
+       than ``WORST_CAP * (s_i + |ref_i|)``: a generous cap, so that zeroed or skipped elements
+       still fail. ``s_i`` is the larger of ``rms(ref)`` and the RMS of the element's row (last
+       dimension) of ``ref``, and ``rho'`` is ``rho`` measured with ``s_i`` for ``rms``: the worst
+       element is judged on the scale of its own row (``correctness.row_rms``).
 
     Without a native output (``nat`` is None) the native terms are 0 and the fixed floors
     (``rel_l2``, the element bound, ``worst_floor``) decide alone. ``correctness.py`` states the
@@ -69,9 +71,10 @@ class Tolerance:
                 f"{self.worst_floor:g} + {self.worst_multiple:g} x native bounds")
 
 
-# A candidate's worst element may be off by at most this fraction of ``rms(ref) + |ref_i|``
-# through ``worst_floor``: a zeroed element whose |ref_i| exceeds 1/3 of the RMS fails, so a
-# skipped row of 16 or more normal elements fails with probability above 1 - 1e-9.
+# A candidate's worst element may be off by at most this fraction of ``s_i + |ref_i|`` (``s_i``
+# the larger of rms(ref) and its row's RMS) through ``worst_floor``: a zeroed element whose
+# |ref_i| exceeds 1/3 of that scale fails, so a skipped row of 16 or more normal elements fails
+# with probability above 1 - 1e-9.
 WORST_CAP = 0.25
 
 # The floors (rtol, atol, rel_l2) are the bounds that hold when the native reference is exact, in

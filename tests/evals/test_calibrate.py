@@ -25,7 +25,8 @@ def test_calibration_counts_trials_and_rejects_the_hacks(tmp_path):
 
 def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
     """A calibration split over several GPU calls becomes one report: every part's tasks, the
-    later part winning for a task in both unless it skipped the task, each part's args kept."""
+    later part winning for a task in both unless it skipped the task (entries without counts),
+    each part's args kept."""
     parts = []
     for i, (correct, noisy) in enumerate([({"a": {"trials": 1}}, {"c": {"1": {}}}),
                                           ({"a": {"trials": 2}, "b": {}}, {"c": {"skipped": "budget"}, "d": {}})]):
@@ -40,6 +41,29 @@ def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
     assert merged["correctness"] == {"a": {"trials": 2}, "b": {}} and merged["noise"] == {"c": {"1": {}}, "d": {}}
     assert [p["args"]["tasks"] for p in merged["parts"]] == ["0", "1"]
     assert merged["date"] == "2026-12-02" and merged["wall_s"] == 30.0
+
+
+def test_parts_on_distinct_seeds_add_their_trials(tmp_path):
+    """The same task calibrated in two parts (side by side or in two GPU calls, each its own seed)
+    counts every trial of both; an errored part does not wipe the counts."""
+    def part(i, seed, trials, failed, errored=False):
+        entry = {"error": "Traceback"} if errored else {
+            "trials": trials, "seed": seed, "wall_s": 5.0,
+            "rates": {"expert": {"trials": trials, "failed": failed, "verdicts": trials // 5,
+                                 "verdicts_failed": int(failed > 0), "failures": [{"seed": seed}] * failed}}}
+        path = tmp_path / f"p{i}.json"
+        path.write_text(json.dumps({"date": "2026-12-01", "device": "cuda", "versions": {}, "args": {"seed": seed},
+                                    "correctness": {"t": entry}, "noise": {}, "wall_s": 1.0}))
+        return str(path)
+
+    out = tmp_path / "m.json"
+    calibrate.main(["--merge", part(0, 1, 100, 0), part(1, 2, 60, 3), part(2, 3, 0, 0, errored=True),
+                    "--out", str(out)])
+    t = json.loads(out.read_text())["correctness"]["t"]
+    assert t["trials"] == 160 and t["seeds"] == [1, 2]
+    assert t["rates"]["expert"]["trials"] == 160 and t["rates"]["expert"]["failed"] == 3
+    assert t["rates"]["expert"]["verdicts"] == 32 and t["rates"]["expert"]["verdicts_failed"] == 1
+    assert len(t["rates"]["expert"]["failures"]) == 3
 
 
 def test_profile_medians_skip_stages_a_verdict_lacks():

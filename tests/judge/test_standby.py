@@ -255,3 +255,68 @@ def test_a_standby_serves_only_jobs_of_the_sandbox_mode_it_was_started_in(standb
     monkeypatch.setenv(isolation.ENV, "off")
     assert standbys.take(serve, "cpu", None, LIMIT) is None  # none for this mode; one is started
     assert standbys.idle() == 2
+
+
+def test_the_wait_for_a_warming_standby_is_in_the_outcome(standbys):
+    """``Outcome.start_s`` holds the time from asking for a process to holding one: here the
+    warm-up of a standby taken right after it was started (the verdict's ``worker_start_s``)."""
+    assert standbys.take(serve, "cpu", None, LIMIT) is None  # starts the standby the next job takes
+    source = solution_source(get_task(TASK))
+    job = {"task": TASK, "source": source, "device": "cpu", "module_name": "hawkeye_candidate_start",
+           "trials": [{"shape": {"N": 37}, "distribution": "normal", "seed": 1, "order": "candidate_first"}],
+           "timing": None}
+    outcome = sandbox.run_in_worker(job, 120, LIMIT, None)
+    assert outcome.failure == "", outcome.detail
+    assert outcome.reply["profile"]["standby"] == 1.0
+    warm_up = outcome.reply["profile"]["standby.imports_s"]
+    assert outcome.start_s >= 0.5 * warm_up > 0  # it waited for most of the warm-up
+
+
+def test_a_batch_keeps_as_many_standbys_ahead_as_it_has_in_flight(standbys):
+    """With ``holding(3)`` a take tops the queue up towards three (two at a time), hands out a
+    ready standby before a warming one, and leaving the block ends the extras."""
+    assert standbys.depth == 1
+    with standbys.holding(3):
+        assert standbys.depth == 3
+        assert standbys.take(serve, "cpu", None, LIMIT) is None  # none yet: two are started
+        assert standbys.idle() == 2
+        first = standbys.take(serve, "cpu", None, LIMIT)  # one taken, two more started (3 idle)
+        assert first is not None and standbys.idle() == 3
+        first.discard()
+        deadline = time.monotonic() + 60
+        queue = next(iter(standbys._idle.values()))
+        while not all(s.ready.is_set() for s in queue[:1]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        queue[-1].ready.clear()  # the newest pretends to be warming: the ready ones go first
+        handed = standbys.take(serve, "cpu", None, LIMIT)
+        assert handed is not None and handed.ready.is_set()
+        handed.discard()
+    assert standbys.depth == 1 and standbys.idle() == 1  # the extras were ended
+
+
+def test_judge_batch_holds_the_depth_of_its_workers(standbys, monkeypatch, tmp_path):
+    from hawkeye_env.judge import pool
+    from hawkeye_env.judge.verdict import Verdict
+
+    seen = []
+
+    def evaluate(self, task, source, device, use_cache, lane=None):
+        seen.append(standbys.depth)
+        return Verdict(task=task, device=device, stage=Stage.CORRECT)
+
+    monkeypatch.setattr(Evaluator, "evaluate", evaluate)
+    lanes = [Lane(gpu=0, lock_id="test", lock_dir=str(tmp_path))]
+    pool.judge_batch(_evaluator(tmp_path), [(TASK, f"# {i}\n") for i in range(5)], "cuda", workers=3, lanes=lanes)
+    assert seen and set(seen) == {3} and standbys.depth == 1
+    seen.clear()  # on the CPU interpreter the cores are the limit: one standby ahead
+    pool.judge_batch(_evaluator(tmp_path), [(TASK, f"# {i}\n") for i in range(5)], "cpu", workers=3)
+    assert seen and set(seen) == {1}
+
+
+def test_the_depth_is_capped_by_the_environment(standbys, monkeypatch):
+    monkeypatch.setenv(standby.DEPTH_ENV, "2")
+    with standbys.holding(8):
+        assert standbys.depth == 2
+    monkeypatch.setenv(standby.DEPTH_ENV, "junk")
+    with standbys.holding(8):
+        assert standbys.depth == 8

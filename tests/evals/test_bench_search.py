@@ -1,0 +1,52 @@
+"""``evals.bench_search`` on CPU: the search policy's batch judged in each phase's mode, the
+environment restored after each phase, and the report readable by BENCHMARKS.md's table."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from evals import bench_search
+from evals.benchmark_tables import Loaded, search_throughput
+from hawkeye_env.judge import isolation, replayed
+
+
+def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
+    monkeypatch.delenv(isolation.ENV, raising=False)
+    monkeypatch.delenv(replayed.ENV_FLAG, raising=False)
+    seen = []
+    real = bench_search.judge_batch
+
+    def spy(*args, **kwargs):
+        seen.append((os.environ.get(isolation.ENV), os.environ.get(replayed.ENV_FLAG)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_search, "judge_batch", spy)
+    out = tmp_path / "bs.json"
+    bench_search.main(["--device", "cpu", "--n", "2", "--tasks", "vector_add_fp32", "--phases", "bwrap:2",
+                       "worker:1", "--out", str(out)])
+    report = json.loads(out.read_text())
+    assert seen == [("bwrap", "on"), ("off", "off")]
+    assert isolation.ENV not in os.environ and replayed.ENV_FLAG not in os.environ
+    assert report["candidates"] == 2 and [p["mode"] for p in report["phases"]] == ["bwrap", "worker"]
+    for phase in report["phases"]:
+        assert phase["verdicts"] == 2 and phase["stages"] == {"correct": 2}, phase
+        assert phase["verdicts_per_min"] > 0
+    assert report["command"].startswith("python -m evals.bench_search --device cpu --tasks vector_add_fp32 --n 2")
+    table = search_throughput([Loaded("bs.json", report)])
+    assert len(table) == 4 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
+    assert table[0].count("|") == 13
+
+
+def test_the_batch_is_the_search_policys_first_turn():
+    jobs = bench_search.search_batch(["vector_add_fp32"], 3)
+    assert [t for t, _ in jobs] == ["vector_add_fp32"] * 3
+    assert len({s for _, s in jobs}) == 3 and all("class ModelNew" in s for _, s in jobs)
+
+
+@pytest.mark.parametrize("bad", ["bwrap", "sandbox:2", "off:0", "off:x"])
+def test_a_bad_phase_is_refused(bad):
+    with pytest.raises(ValueError):
+        bench_search.parse_phase(bad)
