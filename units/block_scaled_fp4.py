@@ -85,6 +85,87 @@ def _decode(code, multiplier, DECODE: tl.constexpr):
 
 
 @triton.jit
+def _a_tile(a_ptr, offs_m, stride_am, stride_ak, BLOCK_K: tl.constexpr, TWO_DOT: tl.constexpr,
+            SWAP_AB: tl.constexpr, DECODE: tl.constexpr):
+    """The A tile's K offsets within a step and its pointers: [BM, BK], [BK, BM] (swap_ab), or for
+    two_dot [BM, BK/2, 2] and [BK/2, BM, 2], whose last axis (K parity) tl.split takes apart.
+    dot_scaled with swap_ab loads [BM, BK] and transposes it in the call."""
+    offs_k = tl.arange(0, BLOCK_K)  # [BK]
+    offs_kp = tl.arange(0, BLOCK_K // 2)  # [BK/2] packed rows
+    offs_par = tl.arange(0, 2)  # [2] K parity, the last axis of two_dot's A tiles
+    if TWO_DOT and SWAP_AB:
+        ka = 2 * offs_kp[:, None, None] + offs_par[None, None, :]
+        p_a = a_ptr + offs_m[None, :, None].to(tl.int64) * stride_am + ka * stride_ak
+    elif TWO_DOT:
+        ka = 2 * offs_kp[None, :, None] + offs_par[None, None, :]
+        p_a = a_ptr + offs_m[:, None, None].to(tl.int64) * stride_am + ka * stride_ak
+    elif SWAP_AB and DECODE != "dot_scaled":
+        ka = offs_k[:, None]
+        p_a = a_ptr + offs_m[None, :].to(tl.int64) * stride_am + ka * stride_ak
+    else:
+        ka = offs_k[None, :]
+        p_a = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + ka * stride_ak
+    return ka, p_a
+
+
+@triton.jit
+def _mma_step(acc, b_a, b_q, b_s, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SCALE_GROUP: tl.constexpr,
+              DECODE: tl.constexpr, TWO_DOT: tl.constexpr, SWAP_AB: tl.constexpr, EXPAND_SCALES: tl.constexpr,
+              SCALES: tl.constexpr):
+    """``acc`` plus one K tile's product: bf16 ``b_a`` (shaped as ``_a_tile``'s), packed e2m1 codes
+    ``b_q`` and their block scales ``b_s``, decoded to bf16 for ``tl.dot`` or passed to
+    ``tl.dot_scaled`` as they are."""
+    HALF_K: tl.constexpr = BLOCK_K // 2
+    SCALE_ROWS: tl.constexpr = BLOCK_K // SCALE_GROUP
+    # One return at the end: Triton's front end does not end a function at a return inside a branch.
+    if DECODE == "dot_scaled":
+        if SWAP_AB:  # [BN, BK/2 packed] x [BK, BM]
+            acc = tl.dot_scaled(b_q, b_s, "e2m1", tl.trans(b_a), None, "bf16", acc=acc)
+        else:  # [BM, BK] x [BK/2 packed, BN]
+            acc = tl.dot_scaled(b_a, None, "bf16", b_q, tl.trans(b_s), "e2m1", acc=acc)
+    else:
+        b_mult = _multiplier(b_s, SCALES, DECODE)
+        if SWAP_AB and not EXPAND_SCALES:  # [BN, BK/G] -> [BN, BK/2]: packed column i uses scale i // (G/2)
+            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, :, None], (BLOCK_N, SCALE_ROWS, SCALE_GROUP // 2)),
+                                (BLOCK_N, HALF_K))
+        elif not EXPAND_SCALES:  # [BK/G, BN] -> [BK/2, BN]: packed row i uses scale row i // (G/2)
+            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
+                                (HALF_K, BLOCK_N))
+        b_lo = _decode(b_q & 0xF, b_mult, DECODE)  # K 0, 2, 4, ... of the tile
+        b_hi = _decode(b_q >> 4, b_mult, DECODE)  # K 1, 3, 5, ...
+        if TWO_DOT:
+            b_a_even, b_a_odd = tl.split(b_a)  # [BM, BK/2] each, or [BK/2, BM] for swap_ab
+            if SWAP_AB:
+                acc = tl.dot(b_lo, b_a_even, acc)  # [BN, BK/2] x [BK/2, BM]
+                acc = tl.dot(b_hi, b_a_odd, acc)
+            else:
+                acc = tl.dot(b_a_even, b_lo, acc)  # [BM, BK/2] x [BK/2, BN]
+                acc = tl.dot(b_a_odd, b_hi, acc)
+        elif SWAP_AB:
+            acc = tl.dot(tl.interleave(b_lo, b_hi), b_a, acc)  # [BN, BK] x [BK, BM]
+        else:
+            b_b = tl.reshape(tl.permute(tl.join(b_lo, b_hi), (0, 2, 1)), (BLOCK_K, BLOCK_N))  # [BK, BN]
+            acc = tl.dot(b_a, b_b, acc)
+    return acc
+
+
+@triton.jit
+def _store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cs, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr, SWAP_AB: tl.constexpr):
+    """Store the tile (``acc`` [BM, BN], or [BN, BM] with swap_ab) at split ``program_id(1)`` of
+    ``c``: the bf16 output when SPLIT_K == 1, else the float32 workspace [SPLIT_K, M, N]."""
+    offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    p_c = c_ptr + tl.program_id(1).to(tl.int64) * stride_cs
+    if SWAP_AB:
+        p_c += offs_cn[:, None] * stride_cn + offs_cm[None, :] * stride_cm
+        tl.store(p_c, acc.to(c_ptr.dtype.element_ty), mask=(offs_cn[:, None] < N) & (offs_cm[None, :] < M))
+    else:
+        p_c += offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+        tl.store(p_c, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
 def _fp4_gemm_kernel(
     a_ptr, bq_ptr, bs_ptr, ts_ptr, c_ptr,
     M, N, K,
@@ -110,25 +191,9 @@ def _fp4_gemm_kernel(
     SCALE_ROWS: tl.constexpr = BLOCK_K // SCALE_GROUP
     offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # [BM]
     offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # [BN]
-    offs_k = tl.arange(0, BLOCK_K)  # [BK]
     offs_kp = tl.arange(0, HALF_K)  # [BK/2] packed rows
     offs_ks = tl.arange(0, SCALE_ROWS)  # [BK/G] scale rows
-    offs_par = tl.arange(0, 2)  # [2] K parity, the last axis of two_dot's A tiles
-    # A tile: K offsets within the step shaped like the tile: [BM, BK], [BK, BM] (swap_ab), or for
-    # two_dot [BM, BK/2, 2] and [BK/2, BM, 2], whose last axis (K parity) tl.split takes apart.
-    # dot_scaled with swap_ab loads [BM, BK] and transposes it in the call.
-    if TWO_DOT and SWAP_AB:
-        ka = 2 * offs_kp[:, None, None] + offs_par[None, None, :]
-        p_a = a_ptr + offs_m[None, :, None].to(tl.int64) * stride_am + ka * stride_ak
-    elif TWO_DOT:
-        ka = 2 * offs_kp[None, :, None] + offs_par[None, None, :]
-        p_a = a_ptr + offs_m[:, None, None].to(tl.int64) * stride_am + ka * stride_ak
-    elif SWAP_AB and DECODE != "dot_scaled":
-        ka = offs_k[:, None]
-        p_a = a_ptr + offs_m[None, :].to(tl.int64) * stride_am + ka * stride_ak
-    else:
-        ka = offs_k[None, :]
-        p_a = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + ka * stride_ak
+    ka, p_a = _a_tile(a_ptr, offs_m, stride_am, stride_ak, BLOCK_K, TWO_DOT, SWAP_AB, DECODE)
     # Weight tiles: packed codes [BK/2, BN], or [BN, BK/2] with swap_ab (the dot's left operand).
     # Scales: [BK/G, BN] (or [BN, BK/G]) for G = SCALE_GROUP, broadcast over G/2 packed rows in
     # registers, or with EXPAND_SCALES one scale per packed code, each loaded G/2 times, a load wide
@@ -154,50 +219,14 @@ def _fp4_gemm_kernel(
             b_s = tl.load(p_s, mask=ks < k_left // SCALE_GROUP, other=0)  # uint8 exponents
         else:
             b_s = tl.load(p_s, mask=ks < k_left // SCALE_GROUP, other=0.0)  # float8 e4m3
-        if DECODE == "dot_scaled":
-            if SWAP_AB:  # [BN, BK/2 packed] x [BK, BM]
-                acc = tl.dot_scaled(b_q, b_s, "e2m1", tl.trans(b_a), None, "bf16", acc=acc)
-            else:  # [BM, BK] x [BK/2 packed, BN]
-                acc = tl.dot_scaled(b_a, None, "bf16", b_q, tl.trans(b_s), "e2m1", acc=acc)
-        else:
-            b_mult = _multiplier(b_s, SCALES, DECODE)
-            if SWAP_AB and not EXPAND_SCALES:  # [BN, BK/G] -> [BN, BK/2]: packed column i uses scale i // (G/2)
-                b_mult = tl.reshape(tl.broadcast_to(b_mult[:, :, None], (BLOCK_N, SCALE_ROWS, SCALE_GROUP // 2)),
-                                    (BLOCK_N, HALF_K))
-            elif not EXPAND_SCALES:  # [BK/G, BN] -> [BK/2, BN]: packed row i uses scale row i // (G/2)
-                b_mult = tl.reshape(tl.broadcast_to(b_mult[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
-                                    (HALF_K, BLOCK_N))
-            b_lo = _decode(b_q & 0xF, b_mult, DECODE)  # K 0, 2, 4, ... of the tile
-            b_hi = _decode(b_q >> 4, b_mult, DECODE)  # K 1, 3, 5, ...
-            if TWO_DOT:
-                b_a_even, b_a_odd = tl.split(b_a)  # [BM, BK/2] each, or [BK/2, BM] for swap_ab
-                if SWAP_AB:
-                    acc = tl.dot(b_lo, b_a_even, acc)  # [BN, BK/2] x [BK/2, BM]
-                    acc = tl.dot(b_hi, b_a_odd, acc)
-                else:
-                    acc = tl.dot(b_a_even, b_lo, acc)  # [BM, BK/2] x [BK/2, BN]
-                    acc = tl.dot(b_a_odd, b_hi, acc)
-            elif SWAP_AB:
-                acc = tl.dot(tl.interleave(b_lo, b_hi), b_a, acc)  # [BN, BK] x [BK, BM]
-            else:
-                b_b = tl.reshape(tl.permute(tl.join(b_lo, b_hi), (0, 2, 1)), (BLOCK_K, BLOCK_N))  # [BK, BN]
-                acc = tl.dot(b_a, b_b, acc)
+        acc = _mma_step(acc, b_a, b_q, b_s, BLOCK_N, BLOCK_K, SCALE_GROUP, DECODE, TWO_DOT, SWAP_AB, EXPAND_SCALES,
+                        SCALES)
         p_a += BLOCK_K * stride_ak
         p_q += HALF_K * stride_bqk
         p_s += SCALE_ROWS * stride_bsk
     if ts_ptr is not None:  # NVFP4's tensor scale: constant over the tile, one multiply here
         acc = acc * tl.load(ts_ptr)
-
-    # SPLIT_K == 1: c is the bf16 output; else c is the float32 workspace [SPLIT_K, M, N].
-    offs_cm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
-    p_c = c_ptr + tl.program_id(1).to(tl.int64) * stride_cs
-    if SWAP_AB:
-        p_c += offs_cn[:, None] * stride_cn + offs_cm[None, :] * stride_cm
-        tl.store(p_c, acc.to(c_ptr.dtype.element_ty), mask=(offs_cn[:, None] < N) & (offs_cm[None, :] < M))
-    else:
-        p_c += offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
-        tl.store(p_c, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    _store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cs, stride_cm, stride_cn, BLOCK_M, BLOCK_N, SWAP_AB)
 
 
 @triton.jit
