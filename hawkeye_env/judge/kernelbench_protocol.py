@@ -14,8 +14,10 @@ How the judge runs it: ``plan`` gives ``TRIALS`` extra trials marked ``"protocol
 with the ``inputs.NATIVE`` distribution, appended to the verdict's own plan (``plan.plan_trials``).
 The worker, and on CUDA the trusted replay, run them as any trial (``make_inputs`` and
 ``randomize_parameters`` give the file's own values and the default initialisation under each
-trial's seed), under the same guards: a violation or a raise there decides the verdict as in any
-trial. The trusted parent computes each trial's native-precision reference itself
+trial's seed), under the same guards: a violation there decides the verdict as in any trial,
+while a raise fails only that trial of KernelBench's protocol (its row carries the error in place
+of outputs, which ``reply_check`` allows on the protocol's trials alone), as KernelBench counts a
+sample that raises incorrect. The trusted parent computes each trial's native-precision reference itself
 (``references.build``, ``native_reference``) and applies ``torch.allclose`` (``judge``). The result
 goes to ``verdict.protocols["kernelbench"]`` (``report``) and never into the reward. On CUDA
 ``mean_ms`` is the mean of the first ``TIMED_TRIALS`` device samples of the verdict's own timing
@@ -114,6 +116,10 @@ def judge(spec: TaskSpec, trials: list[dict], rows: list[dict], timing: dict | N
     failures: list[str] = []
     diffs: list[float] = []
     for i, (t, row) in enumerate(zip(trials, rows)):
+        if "error" in row:  # the candidate raised in this trial: KernelBench counts it incorrect
+            lines = [x for x in row["error"].strip().splitlines() if x.strip()]
+            failures.append(f"trial {i}: raised {lines[-1][:200] if lines else 'an error'}")
+            continue
         ref, inputs = references.build(spec, t["shape"], t["distribution"], t["seed"], device)
         why, diff = allclose_failure(row["outputs"], references.native_reference(ref, inputs), atol, rtol)
         del ref, inputs

@@ -316,6 +316,15 @@ class _Replay:
             row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
         return row
 
+    def protocol_trial(self, t: dict) -> dict:
+        """``trial`` for another protocol's trial (KernelBench's): a raise fails that trial of the
+        protocol, ``{"outputs": [], "error": ...}``, not the verdict (a device fault still ends
+        the replay's later work, and so the verdict)."""
+        try:
+            return self.trial(t)
+        except Exception as exc:  # noqa: BLE001 - the protocol's own failure, reported beside the verdict
+            return {"outputs": [], "error": _short_traceback(exc)}
+
     def timing(self, plan: dict) -> dict:
         from hawkeye_env.judge.timing import time_callable
 
@@ -350,7 +359,7 @@ def run_replay(job: dict, report=lambda violations: None, lane=lambda mode: None
         run = _Replay(job, job.get("workdir") or os.getcwd())
         reply["profile"]["load_s"] = time.monotonic() - started
         for t in job["trials"]:
-            reply["trials"].append(run.trial(t))
+            reply["trials"].append(run.protocol_trial(t) if t.get("protocol") else run.trial(t))
             if run.violations:
                 break
         reply["profile"]["trials_s"] = time.monotonic() - started - reply["profile"]["load_s"]

@@ -81,6 +81,11 @@ def _trials_problem(plan: list[dict], rows) -> str | None:
     for i, (trial, row) in enumerate(zip(plan, rows)):
         if not isinstance(row, dict):
             return f"trial {i} is not a dict"
+        if "error" in row:  # only another protocol's trial may fail on its own, with text and no outputs
+            if not trial.get("protocol") or not isinstance(row["error"], str) or row.get("outputs") != [] \
+                    or set(row) != {"outputs", "error"}:
+                return f"trial {i}: an error row where the plan allows none"
+            continue
         first = _outputs_problem(row.get("outputs"), f"trial {i}", None)
         if first:
             return first
@@ -178,7 +183,7 @@ def reply_problem(job: dict, reply) -> str | None:
     problem = _trials_problem(job["trials"], reply.get("trials"))
     if problem:
         return problem
-    counts = {len(row["outputs"]) for row in reply["trials"]}
+    counts = {len(row["outputs"]) for row in reply["trials"] if "error" not in row}
     if len(counts) > 1:
         return "trials disagree on their number of outputs"
     return _timing_problem(job.get("timing"), reply.get("timing"))

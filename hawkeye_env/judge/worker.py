@@ -197,6 +197,15 @@ class _Run:
             }
         return row
 
+    def protocol_trial(self, t: dict) -> dict:
+        """``trial`` for a trial of another protocol (``t["protocol"]``, KernelBench's): a raise
+        there fails that protocol's trial, ``{"outputs": [], "error": traceback}``, and not the
+        verdict; a violation still decides the verdict."""
+        try:
+            return self.trial(t)
+        except Exception as exc:  # noqa: BLE001 - the protocol's own failure, reported beside the verdict
+            return {"outputs": [], "error": _short_traceback(exc, self.name)}
+
     def record(self, t: dict) -> dict:
         """Record the launch plan of one forward on the trial's inputs (CUDA; ``launch_plan.py``):
         ``{"plan": ..., "kernels": [...]}``, or ``{"refused": reason}`` when the forward cannot be
@@ -271,6 +280,8 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
         for t in job["trials"]:
             if job.get("record"):
                 reply["plans"].append(run.record(t))
+            elif t.get("protocol"):
+                reply["trials"].append(run.protocol_trial(t))
             else:
                 reply["trials"].append(run.trial(t))
             lap("trials_gpu_shape_s" if t["shape"] == dict(run.spec.gpu_shapes[0]) else "trials_small_shape_s")

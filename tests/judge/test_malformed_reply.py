@@ -154,3 +154,13 @@ def test_outputs_that_are_not_dense_host_tensors_and_non_finite_profiles_are_for
         reply["profile"] = {"import_s": float("nan")}
     v = _judge(monkeypatch, reply)
     assert v.stage is Stage.REJECTED and v.violations[0].code == "forged_reply", v.feedback
+
+
+def test_an_error_row_on_our_own_trial_is_forged(monkeypatch):
+    """Only another protocol's trial may come back as ``{"outputs": [], "error": ...}``: on one of
+    the verdict's own trials it would skip that trial's check, so it is a forged reply."""
+    rows = _honest_rows()
+    rows[1] = {"outputs": [], "error": "Traceback: pretend this trial raised"}
+    v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": rows, "timing": {}})
+    assert v.stage is Stage.REJECTED and [x.code for x in v.violations] == ["forged_reply"]
+    assert "an error row where the plan allows none" in v.violations[0].message

@@ -160,6 +160,22 @@ def test_the_two_protocols_disagree_on_default_initialisation(verdicts):
     assert wrong_default.stage == Stage.CORRECT and not outcome["correct"] and outcome["failed"] == 5
 
 
+def test_a_raise_in_the_protocols_trials_fails_the_protocol_not_the_verdict(imported):
+    """Raising only in KernelBench's trials: the verdict and the reward are ours, and each of
+    KernelBench's five trials fails with the raise, as KernelBench counts it."""
+    task = _task_id(imported, 8)
+    own = len(plan_trials(registry.get_task(task), "cpu", 0))
+    source = (CANDIDATES / "level_1_problem_8_raises_in_later_models.py").read_text()
+    source = source.replace("OWN_TRIALS = 5", f"OWN_TRIALS = {own}")
+    got = {name: Evaluator(ResultStore(":memory:"), CONFIGS[name]).evaluate(task, source, "cpu", use_cache=False)
+           for name in ("hawkeye", "kernelbench")}
+    assert got["hawkeye"].stage == got["kernelbench"].stage == Stage.CORRECT, got["kernelbench"].error
+    assert got["kernelbench"].reward == got["hawkeye"].reward
+    outcome = got["kernelbench"].protocols["kernelbench"]
+    assert not outcome["correct"] and outcome["failed"] == 5 and outcome["mean_ms"] is None
+    assert "raised RuntimeError: no kernel for this model" in outcome["reason"]
+
+
 def test_the_protocol_never_changes_the_verdict_or_the_reward(verdicts):
     for name in FILES:
         ours, both = verdicts["hawkeye"][name], verdicts["kernelbench"][name]
