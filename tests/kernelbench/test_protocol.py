@@ -160,13 +160,26 @@ def test_the_two_protocols_disagree_on_default_initialisation(verdicts):
     assert wrong_default.stage == Stage.CORRECT and not outcome["correct"] and outcome["failed"] == 5
 
 
+def _raising_after(source: str, own: int) -> str:
+    """``source`` (a right ``ModelNew``) made to raise in every model after the first ``own`` its
+    process builds. The worker builds one model per trial, the verdict's own trials first and
+    KernelBench's five after them (``plan.plan_trials``): with ``own`` our trial count it raises
+    in each of KernelBench's trials and in none of ours."""
+    init, forward = "        super().__init__()\n", "    def forward(self, x):\n"
+    raising = source.replace("class ModelNew(nn.Module):", "BUILT = []\n\n\nclass ModelNew(nn.Module):", 1)
+    raising = raising.replace(init, init + "        BUILT.append(1)\n", 1)
+    check = f"        if len(BUILT) > {own}:\n            raise RuntimeError(\"no kernel for this model\")\n"
+    raising = raising.replace(forward, forward + check, 1)
+    assert raising.count("BUILT") == 3, "the honest LayerNorm changed: update _raising_after"
+    return raising
+
+
 def test_a_raise_in_the_protocols_trials_fails_the_protocol_not_the_verdict(imported):
     """Raising only in KernelBench's trials: the verdict and the reward are ours, and each of
     KernelBench's five trials fails with the raise, as KernelBench counts it."""
     task = _task_id(imported, 8)
     own = len(plan_trials(registry.get_task(task), "cpu", 0))
-    source = (CANDIDATES / "level_1_problem_8_raises_in_later_models.py").read_text()
-    source = source.replace("OWN_TRIALS = 5", f"OWN_TRIALS = {own}")
+    source = _raising_after(FILES["honest_layernorm"].read_text(), own)
     got = {name: Evaluator(ResultStore(":memory:"), CONFIGS[name]).evaluate(task, source, "cpu", use_cache=False)
            for name in ("hawkeye", "kernelbench")}
     assert got["hawkeye"].stage == got["kernelbench"].stage == Stage.CORRECT, got["kernelbench"].error
