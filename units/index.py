@@ -86,12 +86,18 @@ def unit_file(unit: Unit, filename: str) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+MORE_UNITS_HEADING = "### More units for this task (README.md and kernel.py under each folder)"
+
+
 def unit_context(tags: Iterable[str], mode: str, budget_chars: int) -> str:
     """The unit context an agent sees for a task with ``tags``.
 
     Modes (the paper's ablation): ``none`` (empty), ``docs`` (usage guides), ``units`` (guides plus
     the solution kernels' source), ``full`` (plus the naive kernels and PyTorch references). Whole
-    units are kept in relevance order until ``budget_chars`` would be exceeded.
+    units are kept in relevance order until ``budget_chars`` would be exceeded; the relevant units
+    left out are then listed one line each (name, language, title, solution path) while the budget
+    allows, so an agent still learns that they exist (the Gluon units sort after the Triton ones
+    and rarely fit whole in the default budget) and can read or call them.
     """
     if mode not in CONTEXT_MODES:
         raise ValueError(f"context mode must be one of {CONTEXT_MODES}, not {mode!r}")
@@ -99,18 +105,35 @@ def unit_context(tags: Iterable[str], mode: str, budget_chars: int) -> str:
         return ""
     files = {"docs": ("README.md",), "units": ("README.md", "kernel.py"),
              "full": ("README.md", "kernel.py", "naive.py", "reference.py")}[mode]
+    relevant = units_for_tags(tags)
+    # The one-line index of every relevant unit but the first keeps up to a quarter of the budget.
+    reserve = min(len(_index(relevant[1:])), budget_chars // 4)
     parts: list[str] = []
     used = 0
-    for unit in units_for_tags(tags):
+    for unit in relevant:
         block = "\n\n".join(
             f"### units/{unit.name}/{f}\n" + (f"```python\n{text}```" if f.endswith(".py") else text)
             for f in files if (text := unit_file(unit, f))
         )
-        if used + len(block) > budget_chars:
+        if used + len(block) + (2 + reserve if unit is not relevant[-1] else 0) > budget_chars:
             break
         parts.append(block)
-        used += len(block)
+        used += len(block) + 2
+    rest = relevant[len(parts):]
+    while rest and len(_index(rest)) > budget_chars - used:
+        rest = rest[:-1]  # the least relevant first
+    if rest:
+        parts.append(_index(rest))
     return "\n\n".join(parts)
+
+
+def _index(units: list[Unit]) -> str:
+    """One line per unit (name, language, title, solution path) under ``MORE_UNITS_HEADING``;
+    empty for no units."""
+    if not units:
+        return ""
+    lines = [f"- `units/{u.name}` ({u.language}): {u.title}; solution `{u.solution}`" for u in units]
+    return "\n".join([MORE_UNITS_HEADING, *lines])
 
 
 def resolve(path: str) -> Callable:

@@ -9,9 +9,11 @@ import dataclasses
 import pytest
 import torch
 
+from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
+from hawkeye_env.tasks.registry import get_task
 from units import Metric, get_unit, list_units, unit_context, units_for_tags
 from units.harness import SEEDS, check_case, check_unit_cpu, verify_cpu_in_subprocess
-from units.index import UNITS_DIR
+from units.index import MORE_UNITS_HEADING, UNITS_DIR
 
 RUNNABLE = list_units(include_on_paper=False)
 RUNNABLE_IDS = [u.name for u in RUNNABLE]
@@ -158,16 +160,36 @@ def test_unit_context_modes():
 
 
 def test_unit_context_respects_budget():
+    """Whole units in relevance order, then one line for each relevant unit left out, never past
+    the budget."""
     tags = ("coalesced_access", "row_reduction")
     ranked = [u.name for u in units_for_tags(tags)]
     everything = unit_context(tags, "units", 10**7)
     assert all(f"units/{name}/README.md" in everything for name in ranked)
+    assert MORE_UNITS_HEADING not in everything  # nothing left out
     first = unit_context((ranked[0],), "units", 10**7)
     assert first and len(first) < len(everything)
-    trimmed = unit_context(tags, "units", len(first))
-    assert trimmed == first and f"units/{ranked[1]}/" not in trimmed
-    assert unit_context(tags, "units", len(first) - 1) == ""
+    for budget in (len(first) + 400, len(first) - 1, 300, 0):
+        got = unit_context(tags, "units", budget)
+        assert len(got) <= budget, (budget, len(got))
+    trimmed = unit_context(tags, "units", len(first) + 400)
+    assert trimmed.startswith(first) and f"units/{ranked[1]}/README.md" not in trimmed
+    assert f"- `units/{ranked[1]}` (triton)" in trimmed  # left out, but listed
+    only_index = unit_context(tags, "units", 300)
+    assert only_index.startswith(MORE_UNITS_HEADING) and "README.md\n" not in only_index
     assert unit_context(tags, "full", 0) == ""
+
+
+def test_every_relevant_unit_is_named_in_the_default_context():
+    """Within the default budget a GEMM or FP8 task's context names every unit serving its tags,
+    the Gluon warp-specialized units among them."""
+    for task in ("gemm_8192_bf16", "gemm_narrow_bf16", "fp8_gemm_per_tensor", "gemm_bf16"):
+        tags = get_task(task).tags
+        context = unit_context(tags, "docs", CONTEXT_BUDGET_CHARS)
+        assert len(context) <= CONTEXT_BUDGET_CHARS
+        assert all(f"units/{u.name}" in context for u in units_for_tags(tags)), task
+    assert "units/ws_persistent_gemm" in unit_context(get_task("gemm_8192_bf16").tags, "docs", CONTEXT_BUDGET_CHARS)
+    assert "units/ws_fp8_gemm" in unit_context(get_task("fp8_gemm_per_tensor").tags, "docs", CONTEXT_BUDGET_CHARS)
 
 
 def test_taxonomy_covers_every_strategy_of_the_issue():
