@@ -200,10 +200,20 @@ class _Run:
     def protocol_trial(self, t: dict) -> dict:
         """``trial`` for a trial of another protocol (``t["protocol"]``, KernelBench's): a raise
         there fails that protocol's trial, ``{"outputs": [], "error": traceback}``, and not the
-        verdict; a violation still decides the verdict."""
+        verdict; a violation still decides the verdict. A raise skips the checks after the call,
+        so the ones whose effect outlives it run here: threads left running (they could work
+        during the timed loop) and replaced judge functions."""
+        threads = guards.thread_count()
         try:
             return self.trial(t)
         except Exception as exc:  # noqa: BLE001 - the protocol's own failure, reported beside the verdict
+            if guards.thread_count() > threads:
+                self.violate("threads_spawned", "forward left new threads or child processes running")
+            changed = self.snapshot.changed()
+            if changed:
+                self.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
+            if self.violations:
+                self.report(self.violations)
             return {"outputs": [], "error": _short_traceback(exc, self.name)}
 
     def record(self, t: dict) -> dict:

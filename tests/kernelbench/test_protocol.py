@@ -245,3 +245,18 @@ def test_check_takes_the_protocol_on_any_task(imported, tmp_path):
     assert json.loads(shipped.stdout)["protocols"]["kernelbench"]["correct"] is True
     wrong = runner.invoke(app, ["check", "vector_add_fp32", "--protocol", "torchbench", *store])
     assert wrong.exit_code == 2 and "unknown protocol" in wrong.output
+
+
+def test_a_thread_left_behind_by_a_raising_protocol_trial_is_still_caught(imported):
+    """A raise skips the checks after the call; a candidate that starts a thread and then raises in
+    KernelBench's trials must still be caught, since the thread would outlive the trial."""
+    task = _task_id(imported, 8)
+    own = len(plan_trials(registry.get_task(task), "cpu", 0))
+    source = _raising_after(FILES["honest_layernorm"].read_text(), own)
+    raising = "            raise RuntimeError(\"no kernel for this model\")\n"
+    thread = ("            __import__('threading').Thread(target=__import__('time').sleep, args=(30,),"
+              " daemon=True).start()\n")
+    source = source.replace(raising, thread + raising, 1)
+    config = EvalConfig(seed=0, protocol="kernelbench", static_checks=False)  # the threading import is static-banned
+    v = Evaluator(ResultStore(":memory:"), config).evaluate(task, source, "cpu", use_cache=False)
+    assert v.stage == Stage.REJECTED and "threads_spawned" in [x.code for x in v.violations], (v.stage, v.error)
