@@ -33,7 +33,9 @@ def test_reward_func_returns_the_evaluators_rewards_and_breakdown(monkeypatch):
     rewards = reward_func(prompts=[[]] * 3, completions=completions, task=[TASK] * 3,
                           log_metric=lambda name, value: logged.__setitem__(name, value))
 
-    assert sorted(s for _, s in judged) == sorted([solution, wrong])
+    # each source judged (the pool judges a worker that died without a reply once more, so a
+    # loaded machine may show a source twice); the reply without code is never judged
+    assert sorted(set(s for _, s in judged)) == sorted([solution, wrong])
     assert rewards == [original(TASK, solution, "cpu").reward, original(TASK, wrong, "cpu").reward, -1.0]
     assert rewards[0] == REWARD_CORRECT and rewards[1] == -0.5
     assert logged["judge/correct_rate"] == 1 / 3
