@@ -24,13 +24,14 @@ another side's modules):
   ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
   ``worker``, ``guards``, ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
-  ``timing``, ``warmup``, ``cpu_backend``. What it reports is data the parent validates; nothing it
-  computes is trusted except, on CPU, the outputs themselves (the interpreter runs kernels as
-  Python, so a CPU verdict is a correctness filter).
+  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend``. What it reports is data the parent
+  validates; nothing it computes is trusted except, on CPU, the outputs themselves (the
+  interpreter runs kernels as Python, so a CPU verdict is a correctness filter).
 * **trusted replay** (CUDA; ``worker_entry`` -> ``replay.serve``; sandboxed, never imports
   candidate Python nor the candidate worker's modules): ``replay`` (the plans' cubins loaded with
   Triton's own loader, every trial and the timing run from the plans on the verdict's seeds),
-  ``timing``, ``warmup``. Its reply has the candidate worker's format and is checked the same way.
+  ``timing``, ``back_to_back`` (KernelBench's own timing, for its protocol), ``warmup``. Its reply
+  has the candidate worker's format and is checked the same way.
 * **baseline-only worker** (``worker_entry`` -> ``baselines.serve_baselines``; no candidate
   code, sandboxed too): ``baselines`` (timing half), ``timing``, ``warmup``.
 

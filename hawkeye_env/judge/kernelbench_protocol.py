@@ -20,10 +20,10 @@ of outputs, which ``reply_check`` allows on the protocol's trials alone), as Ker
 sample that raises incorrect. The trusted parent computes each trial's native-precision reference itself
 (``references.build``, ``native_reference``) and applies ``torch.allclose`` (``judge``). The result
 goes to ``verdict.protocols["kernelbench"]`` (``report``) and never into the reward. On CUDA
-``mean_ms`` is the mean of the first ``TIMED_TRIALS`` device samples of the verdict's own timing
-of the candidate (``timing.time_callable``'s ``event_ms``, on the judge's timing inputs: fresh
-inputs, an L2 flush and the host launch hidden behind a spin in every iteration, where KernelBench
-times back-to-back calls on fixed inputs); on CPU nothing is timed and ``mean_ms`` is None.
+``mean_ms`` is KernelBench's own figure: after the judge's timing, the replay (or, worker-timed,
+the worker) calls the candidate ``TIMED_TRIALS`` times back to back on the first protocol trial's
+inputs, CUDA events around each call (``back_to_back.py``), and the parent takes their mean; on
+CPU nothing is timed and ``mean_ms`` is None.
 
     >>> out = torch.ones(4) * (1 + 5e-3)
     >>> allclose_failure([out], [torch.ones(4)], atol=1e-2, rtol=1e-2)[0]
@@ -102,10 +102,10 @@ def allclose_failure(outs: list, refs: list, atol: float, rtol: float) -> tuple[
 
 
 def mean_ms(timing: dict | None) -> float | None:
-    """The mean of the first ``TIMED_TRIALS`` device samples of a reply's candidate timing, or None
-    when it has none (CPU)."""
-    events = ((timing or {}).get("candidate") or {}).get("event_ms") or []
-    return statistics.fmean(events[:TIMED_TRIALS]) if events else None
+    """The mean of a reply's KernelBench times (``back_to_back.time_back_to_back``: ``TIMED_TRIALS``
+    back-to-back calls on the first protocol trial's inputs), or None when it has none (CPU)."""
+    times = ((timing or {}).get("candidate") or {}).get("kernelbench_ms") or []
+    return statistics.fmean(times) if times else None
 
 
 def judge(spec: TaskSpec, trials: list[dict], rows: list[dict], timing: dict | None, device: str,

@@ -33,7 +33,8 @@ import torch
 import torch.utils.deterministic
 from torch.utils._pytree import tree_flatten
 
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.back_to_back import time_back_to_back
+from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.worker_process import serve_jobs
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
@@ -335,6 +336,11 @@ class _Replay:
                           between=runner.reset)
         t["kept"] = [{"outputs": _host(out), "refills": refills}
                      for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))]
+        kb = plan.get("kernelbench")
+        if kb:  # KernelBench's protocol: its back-to-back timing on the file's own inputs
+            runner = self.runner(dict(kb["shape"]), NATIVE, kb["seed"])
+            inputs = make_inputs(self.task, dict(kb["shape"]), NATIVE, kb["seed"], self.device.type)
+            t["kernelbench_ms"] = time_back_to_back(runner, inputs, int(kb["trials"]), between=runner.reset)
         return {"candidate": t}
 
 

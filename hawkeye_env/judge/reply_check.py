@@ -110,6 +110,16 @@ def _finite(x, positive: bool) -> bool:
     return x > 0 if positive else x >= 0
 
 
+def _back_to_back_problem(plan: dict | None, times) -> str | None:
+    """KernelBench's back-to-back times (``back_to_back.py``): exactly the planned count of finite
+    positive milliseconds when the plan asks for them, absent otherwise."""
+    if not plan:
+        return None if times is None else "KernelBench times that the job did not ask for"
+    if not isinstance(times, list) or len(times) != int(plan["trials"]) or not all(_finite(x, True) for x in times):
+        return f"KernelBench times must be {int(plan['trials'])} finite positive numbers"
+    return None
+
+
 def _timing_problem(plan: dict | None, timing) -> str | None:
     if not plan:
         return None if not timing else "timing that the job did not ask for"
@@ -135,6 +145,9 @@ def _timing_problem(plan: dict | None, timing) -> str | None:
         most = int(plan["iters"]) * attempts
         if not events or len(events) > most:
             return f"{len(events)} event times for {most} planned iterations"
+    problem = _back_to_back_problem(plan.get("kernelbench"), cand.get("kernelbench_ms"))
+    if problem:
+        return problem
     kept = cand.get("kept", [])
     if not isinstance(kept, list):
         return "kept is not a list"

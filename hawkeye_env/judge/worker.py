@@ -23,7 +23,8 @@ import traceback
 import torch
 
 from hawkeye_env.judge import guards
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.back_to_back import time_back_to_back
+from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
 from hawkeye_env.judge.worker_process import enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
@@ -252,6 +253,12 @@ class _Run:
             {"outputs": [o.detach().cpu() for o in _as_list(out)], "refills": refills}
             for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))
         ]
+        kb = plan.get("kernelbench")
+        if kb:  # KernelBench's protocol: its back-to-back timing on the file's own inputs
+            _, model = self.build(dict(kb["shape"]), NATIVE, kb["seed"])
+            inputs = make_inputs(self.task, dict(kb["shape"]), NATIVE, kb["seed"], self.device)
+            t["kernelbench_ms"] = time_back_to_back(lambda *xs: self.guarded_call(model, list(xs)), inputs,
+                                                    int(kb["trials"]))
         return {"candidate": t}
 
 

@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 CANDIDATE_SIDE = ("worker", "guards", "plan_recorder", "cpu_backend")
-PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "warmup")  # every started process, trusted code
+# every started process, trusted code
+PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup")
 REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "scratch",

@@ -102,14 +102,15 @@ def test_allclose_failure_follows_torch_allclose():
     assert "2 outputs" in kb.allclose_failure([ref, ref], [ref], 1e-2, 1e-2)[0]
 
 
-def test_judging_strips_the_protocols_rows_and_reports_the_mean_of_100_timed_samples(imported):
+def test_judging_strips_the_protocols_rows_and_reports_the_mean_of_its_back_to_back_times(imported):
     """The parent's side alone, on a reply whose outputs are the native references themselves and
-    whose timing is a stand-in for the GPU's: 100 samples of 1 ms, then 20 of 100 ms."""
+    whose timing is a stand-in for the GPU's: the judge's own samples at 100 ms, KernelBench's 100
+    back-to-back times at 1 ms (``back_to_back.py``)."""
     spec = registry.get_task(_task_id(imported, 2))
     job = {"trials": plan_trials(spec, "cpu", 3, "kernelbench"), "timing": {"seed": 1}}
     rows = [{"outputs": native_reference(*build(spec, t["shape"], t["distribution"], t["seed"], "cpu"))}
             for t in job["trials"]]
-    timing = {"candidate": {"event_ms": [1.0] * 100 + [100.0] * 20}}
+    timing = {"candidate": {"event_ms": [100.0] * 20, "kernelbench_ms": [1.0] * kb.TIMED_TRIALS}}
     v = Verdict(task=spec.id, device="cpu", stage=Stage.CORRECT)
     own_job, own_reply = kb.judge_and_strip(spec, job, {"trials": rows, "timing": timing}, "cpu", v, 1e-2, 1e-2)
     assert len(own_job["trials"]) == len(own_reply["trials"]) == len(job["trials"]) - 5

@@ -1,0 +1,80 @@
+"""KernelBench's back-to-back timing (``back_to_back.time_back_to_back``) with CUDA faked: untimed
+warm-up calls, one event pair around each timed call, a synchronize after each, ``between``
+outside the events; and the parent's checks of the times a reply carries."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from hawkeye_env.judge import back_to_back, kernelbench_protocol, reply_check
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    log: list[str] = []
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = time.perf_counter()
+            log.append("record")
+
+        def elapsed_time(self, end):
+            return (end.t - self.t) * 1e3
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: log.append("sync"))
+    return log
+
+
+def test_each_timed_call_sits_between_its_own_events(fake_cuda):
+    calls = []
+
+    def fn(x):
+        calls.append("call")
+        fake_cuda.append("call")
+        time.sleep(0.002)
+        return x
+
+    times = back_to_back.time_back_to_back(fn, [torch.ones(2)], trials=4, between=lambda: fake_cuda.append("between"))
+    assert len(times) == 4 and all(t >= 1.5 for t in times)  # the 2 ms call is inside every pair
+    assert len(calls) == back_to_back.WARMUP + 4
+    timed = fake_cuda[fake_cuda.index("sync") + 1:]  # after the warm-up's synchronize
+    assert timed == ["between", "record", "call", "record", "sync"] * 4
+
+
+def _plan(trials=3):
+    return {"seed": 1, "iters": 5, "retries": 0, "kernelbench": {"trials": trials, "seed": 7, "shape": {"N": 4}}}
+
+
+@pytest.mark.parametrize(("times", "fragment"), [
+    (None, "must be 3 finite positive numbers"),
+    ([0.1, 0.2], "must be 3 finite positive numbers"),
+    ([0.1, 0.2, float("nan")], "must be 3 finite positive numbers"),
+    ([0.1, 0.2, 0.0], "must be 3 finite positive numbers"),
+    ("0.1", "must be 3 finite positive numbers"),
+])
+def test_kernelbench_times_must_be_the_planned_count_of_positive_numbers(times, fragment):
+    cand = {"median_ms": 1.0, "attempts": 1}
+    if times is not None:
+        cand["kernelbench_ms"] = times
+    found = reply_check._timing_problem(_plan(), {"candidate": cand})
+    assert found is not None and fragment in found
+
+
+def test_kernelbench_times_the_job_did_not_ask_for_are_refused():
+    timing = {"candidate": {"median_ms": 1.0, "attempts": 1, "kernelbench_ms": [0.1]}}
+    found = reply_check._timing_problem({"seed": 1, "iters": 5, "retries": 0}, timing)
+    assert found is not None and "did not ask for" in found
+
+
+def test_the_protocols_mean_is_the_mean_of_the_back_to_back_times():
+    timing = {"candidate": {"median_ms": 1.0, "event_ms": [9.0, 9.0], "kernelbench_ms": [0.1, 0.2, 0.3]}}
+    assert kernelbench_protocol.mean_ms(timing) == pytest.approx(0.2)
+    assert kernelbench_protocol.mean_ms({"candidate": {"event_ms": [9.0]}}) is None
+    assert kernelbench_protocol.mean_ms(None) is None
