@@ -201,6 +201,8 @@ def calibrate_command(args: dict) -> str:
         parts += [f"--verdicts {args['verdicts']}", "--in-flight " + " ".join(map(str, args["in_flight"])),
                   f"--noise-tasks {args['noise_tasks']}"]
     parts.append(f"--budget-s {args['budget_s']:g}")
+    if args.get("seed") is not None:
+        parts.append(f"--seed {args['seed']}")
     return " ".join(parts)
 
 

@@ -204,6 +204,12 @@ def _add_rates(before: dict, entry: dict, seed) -> dict:
             "wall_s": before.get("wall_s", 0) + entry.get("wall_s", 0)}
 
 
+def _parts(file: Path, report: dict) -> list[dict]:
+    """The runs behind ``report``: its own ``parts`` when it is a merge itself, else the report."""
+    return report.get("parts") or [{"file": Path(file).name, "args": report["args"], "versions": report["versions"],
+                                     "wall_s": report.get("wall_s")}]
+
+
 def merge(files: list[Path], out: Path) -> dict:
     """One report from the reports of several runs of this command (a GPU call's time limit splits
     a full calibration into parts, or parts run side by side): a task's correctness counts are
@@ -213,8 +219,7 @@ def merge(files: list[Path], out: Path) -> dict:
     reports = [json.loads(Path(f).read_text()) for f in files]
     merged = {"date": max(r["date"] for r in reports), "device": reports[0]["device"],
               "versions": reports[-1]["versions"], "args": reports[-1]["args"], "correctness": {}, "noise": {},
-              "parts": [{"file": Path(f).name, "args": r["args"], "versions": r["versions"], "wall_s": r.get("wall_s")}
-                        for f, r in zip(files, reports)]}
+              "parts": [part for f, r in zip(files, reports) for part in _parts(f, r)]}
     for r in reports:
         for task, entry in r.get("correctness", {}).items():
             before = merged["correctness"].get(task)

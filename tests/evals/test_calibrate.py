@@ -64,6 +64,11 @@ def test_parts_on_distinct_seeds_add_their_trials(tmp_path):
     assert t["rates"]["expert"]["trials"] == 160 and t["rates"]["expert"]["failed"] == 3
     assert t["rates"]["expert"]["verdicts"] == 32 and t["rates"]["expert"]["verdicts_failed"] == 1
     assert len(t["rates"]["expert"]["failures"]) == 3
+    again = tmp_path / "again.json"  # a merge merged again lists the runs behind it, not itself
+    calibrate.main(["--merge", str(out), part(3, 4, 10, 0), "--out", str(again)])
+    merged = json.loads(again.read_text())
+    assert [p["args"]["seed"] for p in merged["parts"]] == [1, 2, 3, 4]
+    assert merged["correctness"]["t"]["trials"] == 170
 
 
 def test_profile_medians_skip_stages_a_verdict_lacks():
