@@ -38,6 +38,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from evals.calibrate import profile_medians
 from hawkeye_env.edits import extract_source
 from hawkeye_env.judge import isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
@@ -73,12 +74,6 @@ def parse_phase(text: str) -> tuple[str, int]:
     return mode, int(workers)
 
 
-def _median_profile(verdicts: list[Verdict]) -> dict[str, float]:
-    keys = sorted({k for v in verdicts for k, x in v.profile.items() if isinstance(x, (int, float))})
-    return {k: statistics.median(v.profile[k] for v in verdicts if isinstance(v.profile.get(k), (int, float)))
-            for k in keys}
-
-
 def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mode: str, workers: int) -> dict:
     """Judge ``jobs`` once in ``mode`` with ``workers`` in flight on one lane (fresh cache folders)."""
     sandbox, replay = MODES[mode]
@@ -110,7 +105,7 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
         "first_verdict_s": done_at[0] if done_at else None,
         "stages": dict(Counter(v.stage.value for v in verdicts)),
         "verdict_wall_s_median": statistics.median(v.wall_s for v in verdicts) if verdicts else None,
-        "profile_median_s": _median_profile(verdicts),
+        "profile_median_s": profile_medians(verdicts),
         "errors": sorted({v.error[:200] for v in verdicts if v.error})[:5],
     }
 

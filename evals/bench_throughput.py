@@ -42,6 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from evals.calibrate import profile_medians
 from hawkeye_env.judge import isolation
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.lanes import make_lanes
@@ -88,11 +89,6 @@ def mixed_batch(copies: int, hacks: Path) -> list[dict]:
     return batch
 
 
-def _median_profile(verdicts: list[Verdict]) -> dict[str, float]:
-    keys = sorted({k for v in verdicts for k in v.profile})
-    return {k: statistics.median(v.profile[k] for v in verdicts if k in v.profile) for k in keys}
-
-
 def run_batch(evaluator: Evaluator, batch: list[dict], device: str, lanes, workers: int) -> dict:
     """Judge ``batch`` once (verdict cache bypassed); throughput, stages and the gemm experts' profile."""
     jobs = [(c["task"], c["source"]) for c in batch]
@@ -113,7 +109,7 @@ def run_batch(evaluator: Evaluator, batch: list[dict], device: str, lanes, worke
         "verdict_wall_s_median": statistics.median(v.wall_s for v in verdicts),
         "gemm_wall_s": [v.wall_s for v in gemm],
         "gemm_wall_s_median": statistics.median(v.wall_s for v in gemm) if gemm else None,
-        "gemm_profile_median": _median_profile(gemm),
+        "gemm_profile_median": profile_medians(gemm),
     }
 
 
@@ -138,7 +134,7 @@ def bench_gpu_count(gpus: int, device: str, batch: list[dict], config: EvalConfi
             out["gemm_alone"] = {
                 "stages": [v.stage.value for v in alone], "wall_s": [v.wall_s for v in alone],
                 "wall_s_median": statistics.median(v.wall_s for v in alone),
-                "profile_median": _median_profile(alone),
+                "profile_median": profile_medians(alone),
             }
             print(f"{gpus} gpu gemm_bf16 alone: {alone[-1].wall_s:.2f} s ({alone[-1].stage.value})", flush=True)
             save(out)

@@ -41,9 +41,8 @@ from pathlib import Path
 
 import torch
 
-from evals.calibration_outputs import load_solution, lower_precision, zero_elements, zero_rows
-from hawkeye_env.judge import checks, references
-from hawkeye_env.judge.baselines import prepare_vendor
+from evals.calibration_outputs import HACKS, judge_output, load_solution, trial_outputs
+from hawkeye_env.judge import references
 from hawkeye_env.judge.evaluator import (
     EvalConfig,
     Evaluator,
@@ -53,8 +52,8 @@ from hawkeye_env.judge.evaluator import (
     software_versions,
 )
 from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
-from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source, task_module
+from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 
 # The tasks issue 18 names for 200 trials (they failed on the H200 before); the others get --trials.
@@ -69,12 +68,10 @@ NOISE_TASKS = ("rmsnorm_bf16", "gemm_bf16", "linear_decode_bf16", "fp8_gemm_per_
 def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadline: float) -> dict:
     """Items 1 and 2 of the module docstring for ``spec``."""
     module = load_solution(solution_source(spec), f"hawkeye_calibrate_{spec.id}")
-    task = task_module(spec)
     vendors = {}
-    candidates = {"expert": None, **{f"vendor:{n}": n for n in spec.vendor_baselines}}
-    hacks = ("lower_precision", "skip_rows_1pct", "skip_elements_0.1pct")
+    candidates = ["expert", *(f"vendor:{n}" for n in spec.vendor_baselines)]
     counts = {name: {"trials": 0, "failed": 0, "failures": [], "verdicts": 0, "verdicts_failed": 0}
-              for name in [*candidates, *hacks]}
+              for name in [*candidates, *HACKS]}
     done, s = 0, seed
     began, first_plan_s = time.monotonic(), None
     while done < trials and time.monotonic() < deadline:
@@ -83,32 +80,14 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
             trial.pop("rerun", None)
             if done >= trials or time.monotonic() > deadline:
                 break
-            ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], device)
-            init = task.get_init_inputs(**trial["shape"])
-            torch.manual_seed(trial["seed"])
-            new = module.ModelNew(*init)
-            new.load_state_dict(ref.state_dict(), strict=False)
-            new = new.to(device)
-            outputs: dict[str, list | None] = {}
-            with torch.no_grad():
-                outputs["expert"] = references.as_list(new(*inputs))
-                for name, vendor in candidates.items():
-                    if vendor is None:
-                        continue
-                    fn, reason = prepare_vendor(spec.vendor_baselines[vendor], ref, inputs)
-                    vendors.setdefault(name, reason)
-                    outputs[name] = references.as_list(fn(*inputs)) if fn is not None else None
-                outputs["lower_precision"] = lower_precision(ref, inputs)
-            outputs["skip_rows_1pct"] = zero_rows(outputs["expert"], 0.01)
-            outputs["skip_elements_0.1pct"] = zero_elements(outputs["expert"], 0.001, trial["seed"])
+            outputs, reasons = trial_outputs(spec, module, trial, device)
+            for name, reason in reasons.items():
+                vendors.setdefault(name, reason)
             got = references.trial_references(spec, trial, device)
             for name, outs in outputs.items():
                 if outs is None:
                     continue
-                row = {"outputs": [o.detach() for o in outs], "reference": got.reference, "native": got.native,
-                       "expected_dtypes": [str(o.dtype).removeprefix("torch.") for o in got.native]}
-                v = Verdict(task=spec.id, device=device, stage=Stage.CORRECT)
-                passed = checks.check_trials(spec, [trial], [row], v, device)
+                passed, v = judge_output(spec, trial, outs, got, device)
                 counts[name]["trials"] += 1
                 failed_in_plan[name] = failed_in_plan.get(name, False) or not passed
                 if not passed:
@@ -117,13 +96,13 @@ def correctness_rates(spec: TaskSpec, device: str, trials: int, seed: int, deadl
                         counts[name]["failures"].append({**{k: trial[k] for k in ("shape", "distribution", "seed")},
                                                          "reason": v.trials[-1].get("reason") or v.error})
             done += 1
-            del ref, inputs, new, outputs, got
+            del outputs, got
         for name, failed in failed_in_plan.items():
             counts[name]["verdicts"] += 1
             counts[name]["verdicts_failed"] += int(failed)
         s += 104729
         first_plan_s = first_plan_s if first_plan_s is not None else time.monotonic() - began
-    for name in hacks:
+    for name in HACKS:
         counts[name]["passed"] = counts[name]["trials"] - counts[name]["failed"]
     wall = time.monotonic() - began
     # the first plan pays the compiles and autotuning; the rest is the cost of a trial
@@ -165,14 +144,14 @@ def noise(spec: TaskSpec, device: str, verdicts: int, in_flight: list[int], stor
                        "wall_s": wall, "verdicts_per_min": 60 * len(got) / wall if wall else None,
                        "stages": [v.stage.value for v in got],
                        "imprecise": sum(1 for v in got if v.timed and not (v.timing or {}).get("precise", True)),
-                       "profile_median_s": _profile_medians(got),
+                       "profile_median_s": profile_medians(got),
                        "errors": sorted({v.error[:200] for v in got if v.error})[:3],
                        "timing": [{k2: x for k2, x in (v.timing or {}).items() if not isinstance(x, list)}
                                   for v in got[:3]]}
     return out
 
 
-def _profile_medians(verdicts: list[Verdict]) -> dict:
+def profile_medians(verdicts: list[Verdict]) -> dict[str, float]:
     """Median seconds per profiled stage (recording worker, replay, comparison...) over ``verdicts``."""
     keys = sorted({k for v in verdicts for k, x in v.profile.items() if isinstance(x, (int, float))})
     return {k: statistics.median(v.profile[k] for v in verdicts if isinstance(v.profile.get(k), (int, float)))

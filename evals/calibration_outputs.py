@@ -1,6 +1,7 @@
-"""The outputs ``evals.calibrate`` and ``evals.recheck_trials`` judge besides the expert's: the
-expert's module loaded from its source, and three outputs no honest kernel produces (the reference
-at a lower precision, rows zeroed, elements zeroed)."""
+"""What ``evals.calibrate`` and ``evals.recheck_trials`` judge on one planned trial: the expert's
+module loaded from its source, its output, each vendor baseline's, and three outputs no honest
+kernel produces (the reference at a lower precision, rows zeroed, elements zeroed)
+(``trial_outputs``), each judged by the verdict's own trial check (``judge_output``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import references
+from hawkeye_env.judge import checks, references
+from hawkeye_env.judge.baselines import prepare_vendor
+from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.tasks.registry import task_module
+from hawkeye_env.tasks.spec import TaskSpec
+
+HACKS = ("lower_precision", "skip_rows_1pct", "skip_elements_0.1pct")
 
 FP8 = getattr(torch, "float8_e4m3fn", None)
 
@@ -78,4 +85,37 @@ def zero_elements(outs: list, fraction: float, seed: int) -> list:
     return zeroed
 
 
-__all__ = ["load_solution", "lower_precision", "zero_elements", "zero_rows"]
+def trial_outputs(spec: TaskSpec, module, trial: dict, device: str) -> tuple[dict[str, list | None], dict]:
+    """Outputs on ``trial`` of the expert (``module.ModelNew`` with the reference's state), of each
+    vendor baseline (``"vendor:<name>"``, None where it cannot run) and of each of ``HACKS``, and
+    why each vendor that cannot run cannot (``prepare_vendor``'s reason, "" where it runs)."""
+    ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], device)
+    torch.manual_seed(trial["seed"])
+    new = module.ModelNew(*task_module(spec).get_init_inputs(**trial["shape"]))
+    new.load_state_dict(ref.state_dict(), strict=False)
+    new = new.to(device)
+    outputs: dict[str, list | None] = {}
+    reasons: dict[str, str] = {}
+    with torch.no_grad():
+        outputs["expert"] = references.as_list(new(*inputs))
+        for name, path in spec.vendor_baselines.items():
+            fn, reasons[f"vendor:{name}"] = prepare_vendor(path, ref, inputs)
+            outputs[f"vendor:{name}"] = references.as_list(fn(*inputs)) if fn is not None else None
+        outputs["lower_precision"] = lower_precision(ref, inputs)
+    outputs["skip_rows_1pct"] = zero_rows(outputs["expert"], 0.01)
+    outputs["skip_elements_0.1pct"] = zero_elements(outputs["expert"], 0.001, trial["seed"])
+    return outputs, reasons
+
+
+def judge_output(spec: TaskSpec, trial: dict, outs: list, got: references.TrialReferences,
+                 device: str) -> tuple[bool, Verdict]:
+    """Whether ``outs`` pass ``trial`` by ``checks.check_trials`` against the parent's references
+    ``got`` (``references.trial_references``), and the verdict that check filled."""
+    row = {"outputs": [o.detach() for o in outs], "reference": got.reference, "native": got.native,
+           "expected_dtypes": [str(o.dtype).removeprefix("torch.") for o in got.native]}
+    v = Verdict(task=spec.id, device=device, stage=Stage.CORRECT)
+    return checks.check_trials(spec, [trial], [row], v, device), v
+
+
+__all__ = ["HACKS", "judge_output", "load_solution", "lower_precision", "trial_outputs", "zero_elements",
+           "zero_rows"]

@@ -21,35 +21,10 @@ import json
 import time
 from pathlib import Path
 
-import torch
-
-from evals.calibration_outputs import load_solution, lower_precision, zero_elements, zero_rows
-from hawkeye_env.judge import checks, correctness, references
-from hawkeye_env.judge.baselines import prepare_vendor
+from evals.calibration_outputs import judge_output, load_solution, trial_outputs
+from hawkeye_env.judge import correctness, references
 from hawkeye_env.judge.evaluator import resolve_device, software_versions
-from hawkeye_env.judge.verdict import Stage, Verdict
-from hawkeye_env.tasks.registry import get_task, solution_source, task_module
-
-
-def _outputs(spec, trial: dict, device: str) -> dict[str, list]:
-    """The expert's, each vendor's and each hack's outputs on ``trial``, as ``evals.calibrate`` makes them."""
-    module = load_solution(solution_source(spec), f"hawkeye_recheck_{spec.id}")
-    ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], device)
-    torch.manual_seed(trial["seed"])
-    new = module.ModelNew(*task_module(spec).get_init_inputs(**trial["shape"]))
-    new.load_state_dict(ref.state_dict(), strict=False)
-    new = new.to(device)
-    outs: dict[str, list] = {}
-    with torch.no_grad():
-        outs["expert"] = references.as_list(new(*inputs))
-        for name, path in spec.vendor_baselines.items():
-            fn, _reason = prepare_vendor(path, ref, inputs)
-            if fn is not None:
-                outs[f"vendor:{name}"] = references.as_list(fn(*inputs))
-        outs["lower_precision"] = lower_precision(ref, inputs)
-    outs["skip_rows_1pct"] = zero_rows(outs["expert"], 0.01)
-    outs["skip_elements_0.1pct"] = zero_elements(outs["expert"], 0.001, trial["seed"])
-    return outs
+from hawkeye_env.tasks.registry import get_task, solution_source
 
 
 def recheck(task: str, distribution: str, seed: int, device: str) -> dict:
@@ -58,17 +33,15 @@ def recheck(task: str, distribution: str, seed: int, device: str) -> dict:
     shape = dict((spec.gpu_shapes if device == "cuda" else spec.cpu_shapes)[0])
     trial = {"shape": shape, "distribution": distribution, "seed": seed, "order": "candidate_first"}
     began = time.monotonic()
-    outs = _outputs(spec, trial, device)
+    module = load_solution(solution_source(spec), f"hawkeye_recheck_{spec.id}")
+    outs = {name: o for name, o in trial_outputs(spec, module, trial, device)[0].items() if o is not None}
     got = references.trial_references(spec, trial, device)
     r, nat = got.reference[0].double(), got.native[0].double()
     rms = r.pow(2).mean().sqrt()
     local = correctness.row_rms(r, rms).expand_as(r)
     report = {"task": task, "distribution": distribution, "seed": seed, "shape": shape, "rms": float(rms), "rows": {}}
     for name, o in outs.items():
-        row = {"outputs": [x.detach() for x in o], "reference": got.reference, "native": got.native,
-               "expected_dtypes": [str(x.dtype).removeprefix("torch.") for x in got.native]}
-        verdict = Verdict(task=task, device=device, stage=Stage.CORRECT)
-        ok = checks.check_trials(spec, [trial], [row], verdict, device)
+        ok, verdict = judge_output(spec, trial, o, got, device)
         err = (o[0].double() - r).abs()
         global_over = err / (correctness.WORST_CAP * (rms + r.abs()))
         i = int(global_over.argmax())

@@ -77,4 +77,4 @@ def test_profile_medians_skip_stages_a_verdict_lacks():
     vs = [Verdict(task="t", device="cuda", stage=Stage.CORRECT) for _ in range(3)]
     for v, p in zip(vs, [{"worker_wall_s": 1.0, "replay_wall_s": 4.0}, {"worker_wall_s": 3.0}, {"worker_wall_s": 2.0}]):
         v.profile = p
-    assert calibrate._profile_medians(vs) == {"worker_wall_s": 2.0, "replay_wall_s": 4.0}
+    assert calibrate.profile_medians(vs) == {"worker_wall_s": 2.0, "replay_wall_s": 4.0}
