@@ -20,9 +20,11 @@ compile-cache folders and ``WORKERS`` candidates in flight on one GPU. A phase i
 
 Reported per phase: verdicts per minute from the phase's start and between its first and last
 verdict (one GPU, so also per GPU-minute), the stages, the median verdict seconds and the median
-of each ``Verdict.profile`` stage. A phase that would start after ``--budget-s`` is skipped; the
-JSON is rewritten after each phase. Issue 17's target: at least 27 verdicts per GPU-minute
-sandboxed. Figures belong in BENCHMARKS.md with the JSON under ``evals/results/``.
+of each ``Verdict.profile`` stage, the median of what a verdict's wall time holds beyond its
+consecutive stages (``PARTS``), and where the host's CPU went (``host_load.py``). A phase that
+would start after ``--budget-s`` is skipped; the JSON is rewritten after each phase. Issue 17's
+target: at least 27 verdicts per GPU-minute sandboxed. Figures belong in BENCHMARKS.md with the
+JSON under ``evals/results/``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 from evals.calibrate import profile_medians
+from evals.host_load import HostLoad
 from hawkeye_env.edits import extract_source
 from hawkeye_env.judge import isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
@@ -49,6 +52,10 @@ from hawkeye_env.judge.verdict import Verdict
 from policies.search import SearchPolicy
 
 TASKS = ("vector_add_fp32", "softmax_fp32", "rmsnorm_bf16", "gemm_bf16")
+# A verdict's consecutive stages in the trusted parent (``Verdict.profile``); what its wall time
+# holds beyond their sum is reported as ``unaccounted_s``.
+PARTS = ("static_s", "baselines_s", "worker_start_s", "worker_wall_s", "plan_check_s", "replay_start_s",
+         "replay_wall_s", "compare_s")
 # Settings of the judge a run's command line records when they are set.
 ENV_RECORDED = (standby.DEPTH_ENV, standby.ENV_FLAG)
 # SANDBOX -> (HAWKEYE_SANDBOX, HAWKEYE_REPLAY)
@@ -90,8 +97,9 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
                 with lock:
                     done_at.append(time.monotonic() - start)
 
-            verdicts = judge_batch(evaluator, jobs, device, workers, use_cache=False, on_verdict=arrived,
-                                   lanes=lanes)
+            with HostLoad() as load:
+                verdicts = judge_batch(evaluator, jobs, device, workers, use_cache=False, on_verdict=arrived,
+                                       lanes=lanes)
             wall = time.monotonic() - start
     finally:
         for k, v in saved.items():
@@ -106,8 +114,15 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
         "stages": dict(Counter(v.stage.value for v in verdicts)),
         "verdict_wall_s_median": statistics.median(v.wall_s for v in verdicts) if verdicts else None,
         "profile_median_s": profile_medians(verdicts),
+        "unaccounted_s_median": statistics.median(unaccounted(v) for v in verdicts) if verdicts else None,
+        "host": load.report(),
         "errors": sorted({v.error[:200] for v in verdicts if v.error})[:5],
     }
+
+
+def unaccounted(v: Verdict) -> float:
+    """Seconds of ``v``'s wall time outside its ``PARTS``."""
+    return v.wall_s - sum(float(v.profile.get(k) or 0.0) for k in PARTS)
 
 
 def command_line(args) -> str:

@@ -151,16 +151,27 @@ def calibration_noise(files: list[Loaded]) -> list[str]:
                                      if skipped else [])
 
 
+def _host_cells(r: dict) -> list[str]:
+    """A phase's busy host cores (mean / 90th percentile of ``cores``) and CPU seconds per verdict
+    (all judge processes and the parent; ``evals.host_load``), or dashes where not sampled."""
+    host = r.get("host") or {}
+    if host.get("busy_cores_mean") is None:
+        return ["-", "-"]
+    cpu = sum(host.get("cpu_s", {}).values())
+    per = cpu / r["verdicts"] if r.get("verdicts") else None
+    return [f"{host['busy_cores_mean']:.1f} / {host['busy_cores_p90']:.1f} of {host['cores']}", fmt(per, ".1f")]
+
+
 def search_throughput(files: list[Loaded]) -> list[str]:
     """One row per phase of ``evals.bench_search``: the judge's mode, candidates in flight, the
     verdicts, their stages, the phase's seconds, verdicts per minute (one GPU: per GPU-minute) from
-    the phase's start and after its first verdict, and the median seconds of a verdict, of waiting
-    for its worker and its replay process (``Outcome.start_s``) and of each."""
+    the phase's start and after its first verdict, the median seconds of a verdict, of waiting
+    for its worker and its replay process (``Outcome.start_s``) and of each, and the host's load."""
     rows = []
     for f in files:
         for r in f.data["phases"]:
             if r.get("skipped"):
-                rows.append([r["mode"], str(r["workers"]), "not run", "-", "-", "-", "-", "-", "-", "-"])
+                rows.append([r["mode"], str(r["workers"]), "not run", *["-"] * 11])
                 continue
             stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
             prof = r.get("profile_median_s", {})
@@ -168,10 +179,10 @@ def search_throughput(files: list[Loaded]) -> list[str]:
                          fmt(r.get("verdicts_per_min"), ".1f"), fmt(r.get("verdicts_per_min_after_first"), ".1f"),
                          fmt(r.get("verdict_wall_s_median"), ".2f"), fmt(prof.get("worker_start_s"), ".2f"),
                          fmt(prof.get("worker_wall_s"), ".2f"), fmt(prof.get("replay_start_s"), ".2f"),
-                         fmt(prof.get("replay_wall_s"), ".2f")])
+                         fmt(prof.get("replay_wall_s"), ".2f"), *_host_cells(r)])
     header = ["judge", "in flight", "verdicts", "stages", "wall s", "verdicts / min (one GPU or the CPU)",
               "after the first verdict", "verdict s (median)", "waiting for the worker s", "recording worker s",
-              "waiting for the replay s", "replay s"]
+              "waiting for the replay s", "replay s", "host cores busy (mean / p90)", "CPU s per verdict"]
     return md_table(header, rows)
 
 

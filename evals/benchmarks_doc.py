@@ -66,6 +66,10 @@ AREAS: tuple[Area, ...] = (
     Area("gpu-tests-replay", judge.gpu_tests,
          ("gpu-tests-replay-h200-2026-12-01.log", "gpu-tests-replay-rerun-h200-2026-12-01.log"),
          "python -m pytest -q tests/gpu/test_gpu_replay.py, then the named tests", H200_STACK),
+    Area("gpu-tests-kernelbench", judge.gpu_tests, ("gpu-tests-kernelbench-h200-2026-12-01.log",),
+         "python -m pytest -q tests/gpu/test_gpu_kernelbench.py tests/gpu/test_gpu_judge.py::"
+         "test_side_stream_is_rejected_statically_and_by_the_clocks tests/gpu/test_gpu_judge.py::"
+         "test_a_kernel_that_does_less_work_when_unobserved_is_caught", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-01.json",)),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-01.json",)),

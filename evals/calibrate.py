@@ -210,7 +210,7 @@ def merge(files: list[Path], out: Path) -> dict:
     return merged
 
 
-def main(argv: list[str] | None = None) -> dict:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
@@ -224,6 +224,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--merge", type=Path, nargs="*", default=None,
                         help="write one report (--out) from these reports of earlier runs, running nothing")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.merge:
         if args.out is None:
@@ -255,36 +260,48 @@ def main(argv: list[str] | None = None) -> dict:
         # Time is shared among the tasks still to run, HARD_TASKS weighted by their 4x trials (what
         # a quick task leaves over goes to the rest).
         until = deadline - (deadline - time.monotonic()) * (0.5 if "noise" not in args.skip else 0.0)
-        weight = {t: 4 if t in HARD_TASKS else 1 for t in tasks}
-        for i, task in enumerate(tasks):
-            spec = get_task(task)
-            n = args.trials * weight[task]
-            share = (until - time.monotonic()) * weight[task] / sum(weight[t] for t in tasks[i:])
-            try:
-                report["correctness"][task] = correctness_rates(spec, device, n, args.seed,
-                                                                min(until, time.monotonic() + share))
-            except Exception:  # noqa: BLE001 - recorded, the run goes on
-                report["correctness"][task] = {"error": traceback.format_exc(limit=4)}
-            torch.cuda.empty_cache() if device == "cuda" else None
-            save()
-            print(task, json.dumps({k: (v["trials"], v["failed"]) for k, v in
-                                    report["correctness"][task].get("rates", {}).items()}), flush=True)
+        _correctness_phase(report, tasks, device, args, until, save)
     if "noise" not in args.skip and device == "cuda":
-        store = ResultStore(Path(tempfile.mkdtemp(prefix="hawkeye-calibrate-")) / "results.sqlite3")
-        for task in [t for t in args.noise_tasks.split(",") if t and t in tasks or not args.tasks]:
-            if time.monotonic() > deadline:
-                report["noise"][task] = {"skipped": "budget"}
-                continue
-            try:
-                report["noise"][task] = noise(get_task(task), device, args.verdicts, args.in_flight, store)
-            except Exception:  # noqa: BLE001
-                report["noise"][task] = {"error": traceback.format_exc(limit=4)}
-            save()
-            print(task, json.dumps({k: v["speedup"] for k, v in report["noise"][task].items()
-                                    if isinstance(v, dict) and "speedup" in v}), flush=True)
+        _noise_phase(report, tasks, device, args, deadline, save)
     save()
     print(f"wrote {out}")
     return report
+
+
+def _correctness_phase(report: dict, tasks: list[str], device: str, args, until: float, save) -> None:
+    """``report["correctness"][task]`` for every task, each given its weighted share of the time
+    left before ``until``; ``save()`` after each."""
+    weight = {t: 4 if t in HARD_TASKS else 1 for t in tasks}
+    for i, task in enumerate(tasks):
+        spec = get_task(task)
+        n = args.trials * weight[task]
+        share = (until - time.monotonic()) * weight[task] / sum(weight[t] for t in tasks[i:])
+        try:
+            report["correctness"][task] = correctness_rates(spec, device, n, args.seed,
+                                                            min(until, time.monotonic() + share))
+        except Exception:  # noqa: BLE001 - recorded, the run goes on
+            report["correctness"][task] = {"error": traceback.format_exc(limit=4)}
+        torch.cuda.empty_cache() if device == "cuda" else None
+        save()
+        print(task, json.dumps({k: (v["trials"], v["failed"]) for k, v in
+                                report["correctness"][task].get("rates", {}).items()}), flush=True)
+
+
+def _noise_phase(report: dict, tasks: list[str], device: str, args, deadline: float, save) -> None:
+    """``report["noise"][task]`` for the noise tasks among ``tasks``, none started after
+    ``deadline``; ``save()`` after each."""
+    store = ResultStore(Path(tempfile.mkdtemp(prefix="hawkeye-calibrate-")) / "results.sqlite3")
+    for task in [t for t in args.noise_tasks.split(",") if t and t in tasks or not args.tasks]:
+        if time.monotonic() > deadline:
+            report["noise"][task] = {"skipped": "budget"}
+            continue
+        try:
+            report["noise"][task] = noise(get_task(task), device, args.verdicts, args.in_flight, store)
+        except Exception:  # noqa: BLE001
+            report["noise"][task] = {"error": traceback.format_exc(limit=4)}
+        save()
+        print(task, json.dumps({k: v["speedup"] for k, v in report["noise"][task].items()
+                                if isinstance(v, dict) and "speedup" in v}), flush=True)
 
 
 if __name__ == "__main__":

@@ -116,24 +116,10 @@ def compare(
     inf = float("inf")
     result = {"ok": False, "scored": True, "reason": "", "max_err_ratio": inf, "quantile_err_ratio": inf,
               "rel_l2": inf, "rel_l2_bound": tol.rel_l2, "quantile_bound": 1.0, "worst_bound": tol.worst_floor}
-    if tuple(out.shape) != tuple(ref.shape):
-        result["reason"] = f"shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
+    widened = _widened(out, ref, expected_dtype, compute_device, result)
+    if widened is None:
         return result
-    if out.dtype != expected_dtype:
-        result["reason"] = f"dtype {dtype_name(out.dtype)} != expected {dtype_name(expected_dtype)}"
-        return result
-    # Move in the native dtype, then widen on the device: a host-to-GPU copy that also changes the
-    # dtype converts on the host first (one thread, and twice or four times the bytes to copy).
-    r = ref.detach().to(compute_device).to(torch.float64)
-    if not bool(torch.isfinite(r).all()):
-        bad = int((~torch.isfinite(r)).sum())
-        result.update(scored=False, reason=f"the reference is not finite ({bad} of {r.numel()} elements NaN/Inf)")
-        return result
-    o = out.detach().to(compute_device).to(torch.float64)
-    if not bool(torch.isfinite(o).all()):
-        bad = int((~torch.isfinite(o)).sum())
-        result["reason"] = f"{bad} of {o.numel()} elements are NaN/Inf where the reference is not"
-        return result
+    r, o = widened
     if o.numel() == 0:
         result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0)
         return result
@@ -143,14 +129,7 @@ def compare(
     bound = (tol.atol * rms + tol.rtol * r.abs()).clamp_min(_TINY)
     worst_unit = (tol.atol * local + tol.rtol * r.abs()).clamp_min(_TINY)
     ref_norm = r.norm().clamp_min(_TINY)
-    nat_l2 = nat_q = nat_max = 0.0
-    if native is not None:
-        n = native.detach().to(compute_device).to(torch.float64)
-        n = torch.where(torch.isfinite(n), n, r)  # an overflowed native element calibrates nothing
-        nat_l2 = float((n - r).norm() / ref_norm)
-        n.sub_(r).abs_()
-        nat_q, nat_max = _quantile(n / bound, tol.quantile), float((n / worst_unit).max())
-        del n
+    nat_l2, nat_q, nat_max = _native_error(native, r, bound, worst_unit, ref_norm, tol.quantile, compute_device)
     diff = o.sub_(r)
     rel_l2 = float(diff.norm() / ref_norm)
     err = diff.abs_()
@@ -171,16 +150,61 @@ def compare(
             f"element {worst}: got {got:.6g}, expected {want:.6g} "
             f"(error {float(err.reshape(-1)[worst]):.3g} exceeds the worst-element cap {cap:.3g})"
         )
-    elif q > q_bound:
-        result["reason"] = (
-            f"{1 - tol.quantile:.2%} of the elements are off by more than {q_bound:.3g}x their bound "
-            f"({tol.quantile:g} quantile of |out - ref| / (atol * rms + rtol * |ref|) is {q:.3g})"
-        )
-    elif rel_l2 > l2_bound:
-        result["reason"] = f"relative L2 error {rel_l2:.3g} exceeds {l2_bound:.3g}"
     else:
-        result["ok"] = True
+        result["reason"] = _spread_failure(q, q_bound, rel_l2, l2_bound, tol.quantile)
+        result["ok"] = not result["reason"]
     return result
+
+
+def _widened(out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, compute_device: str,
+             result: dict) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``(ref, out)`` as float64 on ``compute_device``, or None with ``result``'s reason set: a
+    shape or dtype that differs from the reference's, a reference that is not finite (then not
+    scored), or an output that is not."""
+    if tuple(out.shape) != tuple(ref.shape):
+        result["reason"] = f"shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
+        return None
+    if out.dtype != expected_dtype:
+        result["reason"] = f"dtype {dtype_name(out.dtype)} != expected {dtype_name(expected_dtype)}"
+        return None
+    # Move in the native dtype, then widen on the device: a host-to-GPU copy that also changes the
+    # dtype converts on the host first (one thread, and twice or four times the bytes to copy).
+    r = ref.detach().to(compute_device).to(torch.float64)
+    if not bool(torch.isfinite(r).all()):
+        bad = int((~torch.isfinite(r)).sum())
+        result.update(scored=False, reason=f"the reference is not finite ({bad} of {r.numel()} elements NaN/Inf)")
+        return None
+    o = out.detach().to(compute_device).to(torch.float64)
+    if not bool(torch.isfinite(o).all()):
+        bad = int((~torch.isfinite(o)).sum())
+        result["reason"] = f"{bad} of {o.numel()} elements are NaN/Inf where the reference is not"
+        return None
+    return r, o
+
+
+def _native_error(native: torch.Tensor | None, r: torch.Tensor, bound: torch.Tensor, worst_unit: torch.Tensor,
+                  ref_norm: torch.Tensor, quantile: float, compute_device: str) -> tuple[float, float, float]:
+    """The native reference's own error on the float64 reference ``r``: relative L2, the
+    ``quantile`` of ``|native - r| / bound`` and the worst ``|native - r| / worst_unit``; zeros
+    without a native reference."""
+    if native is None:
+        return 0.0, 0.0, 0.0
+    n = native.detach().to(compute_device).to(torch.float64)
+    n = torch.where(torch.isfinite(n), n, r)  # an overflowed native element calibrates nothing
+    nat_l2 = float((n - r).norm() / ref_norm)
+    n.sub_(r).abs_()
+    return nat_l2, _quantile(n / bound, quantile), float((n / worst_unit).max())
+
+
+def _spread_failure(q: float, q_bound: float, rel_l2: float, l2_bound: float, quantile: float) -> str:
+    """Why an output within the worst-element cap still fails (its ``quantile`` of error ratios
+    ``q``, or its relative L2), or "" when it passes."""
+    if q > q_bound:
+        return (f"{1 - quantile:.2%} of the elements are off by more than {q_bound:.3g}x their bound "
+                f"({quantile:g} quantile of |out - ref| / (atol * rms + rtol * |ref|) is {q:.3g})")
+    if rel_l2 > l2_bound:
+        return f"relative L2 error {rel_l2:.3g} exceeds {l2_bound:.3g}"
+    return ""
 
 
 def row_rms(ref: torch.Tensor, rms: torch.Tensor) -> torch.Tensor:

@@ -126,7 +126,10 @@ class Evaluator:
         return verdict
 
     def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict, lane: Lane | None = None) -> None:
-        if not self._static(source, v):
+        started = time.monotonic()
+        passed = self._static(source, v)
+        v.profile["static_s"] = time.monotonic() - started
+        if not passed:
             return
         v.compiled = True
         seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
@@ -146,8 +149,11 @@ class Evaluator:
         if kb is not None:  # KernelBench's own timing, on its first trial's inputs (back_to_back.py)
             job["timing"]["kernelbench"] = {"trials": kernelbench_protocol.TIMED_TRIALS, "seed": kb["seed"],
                                             "shape": dict(kb["shape"])}
+        started = time.monotonic()
         cached, waited = self.ensure_baselines(spec, device, v.versions, job["timing"]["seed"], lane)
+        baselines_s = time.monotonic() - started
         self._run(spec, job, shape, cached, v, lane)
+        v.profile["baselines_s"] = baselines_s
         if waited is not None:
             v.profile["baseline_wait_s"] = waited
 
@@ -225,8 +231,9 @@ class Evaluator:
                                                self._memory_limit_bytes(device), lane, v)
         else:
             outcome = sandbox.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
-            v.profile = {"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
-                         "lane_wait_s": outcome.lane_wait_s, **outcome.transfer}
+            v.profile.update({"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
+                              "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
+                              **outcome.transfer})
             reply = None if replayed.worker_failure(outcome, v) else outcome.reply
             problem = reply_check.reply_problem(job, reply) if reply is not None else None
             if problem:

@@ -1,18 +1,20 @@
 """GPU lanes: which GPU a worker runs on, its warm compile caches, and the per-GPU timing lock.
 
-A lane is one GPU (or the CPU interpreter). Every candidate still runs in a fresh process forked
-from a preloaded forkserver: a candidate's module-level side effects, monkeypatches and leftover
-CUDA state must never reach another candidate's verdict (REWARD_HACKS.md #6, #7), so processes are
-never reused. "Warm" therefore means what can be kept without sharing a live process:
+A lane is one GPU (or the CPU interpreter). Every candidate still runs in a fresh process, a new
+interpreter in its own sandbox (``spawn.py``): a candidate's module-level side effects,
+monkeypatches and leftover CUDA state must never reach another candidate's verdict
+(REWARD_HACKS.md #6, #7), so processes are never reused. "Warm" therefore means what can be kept
+without sharing a live process:
 
-* the forkserver has already imported torch and triton (``sandbox.py``);
-* standby workers (``standby.py``) have imported the judge's torch modules, loaded Triton's
-  runtime and on CUDA created their context before their one candidate arrives;
+* standby workers (``standby.py``) have imported torch, Triton and the judge's modules, loaded
+  Triton's runtime and on CUDA created their context before their one candidate arrives;
 * each lane has persistent Triton and inductor cache folders (``TRITON_CACHE_DIR``,
-  ``TORCHINDUCTOR_CACHE_DIR`` set in the lane's workers), so a repeated kernel or the
-  ``torch.compile`` baseline is loaded instead of recompiled. Both caches are keyed by a hash of the
-  source and compile options, and both write through a temporary file and a rename, so several
-  workers of one lane can share a folder;
+  ``TORCHINDUCTOR_CACHE_DIR``) for its trusted processes: baseline workers (the ``torch.compile``
+  baseline is loaded instead of recompiled) and replays (Triton's launchers built from validated
+  signatures). A candidate compiles into its private scratch folder (``worker_start``), so nothing
+  it writes reaches another verdict. Both caches are keyed by a hash of the source and compile
+  options, and both write through a temporary file and a rename, so several processes of one lane
+  can share a folder;
 * baseline times live in the results store (``store.py``).
 
 Timing lock. Correctness trials of several candidates may share a GPU; a timed section may not

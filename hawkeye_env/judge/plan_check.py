@@ -259,6 +259,34 @@ def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
     read of device data, every base made before it is used
     (an op base by the step that names it), launches that fit their kernels' signatures, at
     least one launch, tensor outputs."""
+    problem = _kernels_problem(kernels)
+    if problem:
+        return problem
+    if not isinstance(plan, dict) or set(plan) != {"bases", "steps", "outputs"}:
+        return "the plan is not a dict of bases, steps and outputs"
+    bases, steps, outputs = plan["bases"], plan["steps"], plan["outputs"]
+    if not (isinstance(bases, list) and isinstance(steps, list) and isinstance(outputs, list)):
+        return "the plan's bases, steps and outputs are not lists"
+    if len(bases) > MAX_BASES or len(steps) > MAX_STEPS:
+        return f"the plan has more than {MAX_BASES} bases or {MAX_STEPS} steps"
+    problem, made_by = _bases_problem(bases)
+    if problem:
+        return problem
+    check = _Check(len(bases), kernels)
+    problem = _steps_problem(steps, bases, made_by, check, allowed_ops)
+    if problem:
+        return problem
+    if not outputs or len(outputs) > MAX_ARGS:
+        return f"the plan has no outputs, or more than {MAX_ARGS}"
+    for o in outputs:
+        problem = check.ref(o, len(bases)) if isinstance(o, dict) and "T" in o else "an output is not a tensor"
+        if problem:
+            return f"output: {problem}"
+    return None
+
+
+def _kernels_problem(kernels) -> str | None:
+    """Why the reply's ``kernels`` are not a bounded list of well-formed kernels, or None."""
     if not isinstance(kernels, list) or len(kernels) > MAX_KERNELS:
         return f"the kernels are not a list of at most {MAX_KERNELS}"
     for i, k in enumerate(kernels):
@@ -267,26 +295,32 @@ def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
             return problem
     if sum(len(k["cubin"]) for k in kernels) > MAX_KERNEL_BYTES:
         return f"the kernel binaries hold more than {MAX_KERNEL_BYTES} bytes in all"
-    if not isinstance(plan, dict) or set(plan) != {"bases", "steps", "outputs"}:
-        return "the plan is not a dict of bases, steps and outputs"
-    bases, steps, outputs = plan["bases"], plan["steps"], plan["outputs"]
-    if not (isinstance(bases, list) and isinstance(steps, list) and isinstance(outputs, list)):
-        return "the plan's bases, steps and outputs are not lists"
-    if len(bases) > MAX_BASES or len(steps) > MAX_STEPS:
-        return f"the plan has more than {MAX_BASES} bases or {MAX_STEPS} steps"
+    return None
+
+
+def _bases_problem(bases: list) -> tuple[str | None, dict[int, int]]:
+    """``(why the bases are not well formed and bounded, or None; base -> the step said to make
+    it, for the bases an op makes)``."""
     const_bytes = 0
     made_by = {}
     for i, b in enumerate(bases):
         problem = _base_problem(i, b)
         if problem:
-            return problem
+            return problem, made_by
         if b["kind"] == "const":
             const_bytes += b["nbytes"]
         if b["kind"] == "op":
             made_by[i] = b["step"]
     if const_bytes > MAX_CONST_BYTES:
-        return f"the plan carries {const_bytes} bytes of constants, over {MAX_CONST_BYTES}"
-    check = _Check(len(bases), kernels)
+        return f"the plan carries {const_bytes} bytes of constants, over {MAX_CONST_BYTES}", made_by
+    return None, made_by
+
+
+def _steps_problem(steps: list, bases: list, made_by: dict[int, int], check: _Check,
+                   allowed_ops: frozenset[str]) -> str | None:
+    """Why the plan's ``steps`` do not replay (a malformed step, an op outside ``allowed_ops``, a
+    launch that does not fit its kernel, a base used before the step that makes it, a base no
+    step makes, no launch at all), or None."""
     ready = {i for i, b in enumerate(bases) if b["kind"] != "op"}
     launches = 0
     for s, step in enumerate(steps):
@@ -319,12 +353,6 @@ def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
         return "a base is said to be made by a step that does not make it"
     if launches == 0:
         return "the plan launches no kernel"
-    if not outputs or len(outputs) > MAX_ARGS:
-        return f"the plan has no outputs, or more than {MAX_ARGS}"
-    for o in outputs:
-        problem = check.ref(o, len(bases)) if isinstance(o, dict) and "T" in o else "an output is not a tensor"
-        if problem:
-            return f"output: {problem}"
     return None
 
 

@@ -36,7 +36,7 @@ from torch.utils._pytree import tree_flatten
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
-from hawkeye_env.judge.worker_process import serve_jobs
+from hawkeye_env.judge.worker_process import deterministic, serve_jobs
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
@@ -292,13 +292,13 @@ class _Replay:
     def call(self, runner: PlanRunner, inputs: list) -> list:
         """One checked call with poisoned allocations: inputs, parameters and constants unchanged."""
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        deterministic(True)
         try:
             outs = runner(*inputs)
             if self.device.type == "cuda":
                 torch.cuda.synchronize()
         finally:
-            torch.use_deterministic_algorithms(False)
+            deterministic(False)
         for i, (x, y) in enumerate(zip(before, inputs)):
             if isinstance(x, torch.Tensor) and not torch.equal(x, y):
                 self.violate("input_mutated", f"forward changed input {i}")

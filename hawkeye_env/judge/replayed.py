@@ -107,7 +107,8 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
         standby.POOL.prime(worker_start.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
     outcome = sandbox.run_in_worker(record, timeout_s, memory_limit_bytes, lane)
     v.profile.update({"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
-                      "lane_wait_s": outcome.lane_wait_s, **outcome.transfer})
+                      "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
+                      **outcome.transfer})
     if worker_failure(outcome, v):
         return None
     reply = outcome.reply
@@ -134,7 +135,9 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
                   "timing": job["timing"], "plans": launch_plan.to_job(entries),
                   "task_dirs": job.get("task_dirs") or []}
     outcome = sandbox.run_in_worker(replay_job, timeout_s, memory_limit_bytes, lane, serve=worker_start.REPLAY_TARGET)
-    v.profile["replay_wall_s"], v.profile["replay_start_s"] = outcome.wall_s, outcome.start_s
+    v.profile.update({"replay_wall_s": outcome.wall_s, "replay_start_s": outcome.start_s,
+                      "replay_standby_ready_s": outcome.standby_ready_s,
+                      **{f"replay_{k}": x for k, x in outcome.transfer.items()}})
     if outcome.reply is None:
         v.stage = Stage.RUNTIME_ERROR
         v.error = reply_check.bounded_text(f"the replay of the candidate's kernels failed: {outcome.failure}: "

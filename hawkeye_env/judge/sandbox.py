@@ -83,6 +83,14 @@ MAX_MESSAGE_BYTES = 4 << 30
 # of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
 LANE_WAIT_FACTOR = 4.0
+# The worker's memory (a walk of its process tree in /proc and of its scratch folder) is read at
+# most this often. The watch loop turns every LANE_POLL_S (5 ms) while a lane request waits; with
+# eight verdicts in flight on one H200, replays waited 5.2 s for their lane (median) and the parent,
+# one Python process serving every worker, used 1.2 cores (``evals.bench_search``, ``host_load``).
+# One read of a 32-thread process costs 0.36 ms of CPU (CPU machine), so eight waiting workers
+# read at every turn would take most of a core of the parent's interpreter. At the idle poll's
+# cadence the limit is enforced as before (``test_lanes``: 400 reads in a 3 s wait before, 68 at most now).
+MEMORY_POLL_S = POLL_S
 REPLY_FILE = "reply.pt"
 # Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).
 OUTPUT_STAGES = ("compile_error", "runtime_error", "no_source")
@@ -104,6 +112,7 @@ class Outcome:
     output_tail: str = ""  # the worker's stdout+stderr, bounded (WorkerOutput.close); plain text
     output_bytes: int = 0  # bytes the worker wrote to them (a lower bound once the file was folded)
     start_s: float = 0.0  # from asking for a process to holding one: a standby's wait to be ready, or a fresh start
+    standby_ready_s: float = 0.0  # the standby's own start-up, from its start to ready (0: a fresh process)
 
 
 
@@ -136,6 +145,7 @@ def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: La
     profile_to = os.path.abspath(os.environ[PROFILE_ENV]) if job.get("profile_dir") else None
     outcome = with_output(run_job(serve, job, timeout_s, memory_limit_bytes, lane, started, profile_to=profile_to))
     outcome.start_s = start_s
+    outcome.standby_ready_s = getattr(ready, "ready_after_s", 0.0) if ready is not None else 0.0
     return outcome
 
 
@@ -202,6 +212,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
     """``run_job``'s loop: serve lane requests, keep progress reports and the output file bounded,
     decode the final reply; the process is killed on the way out."""
     start = time.monotonic()
+    next_memory_check = start
     violations: list = []
     claim = LaneClaim(lane.new_lock() if lane is not None else None)
 
@@ -222,24 +233,17 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
             if claim.grant():
                 parent.send_bytes(GO)
             # The limits are checked on every pass: a flood of messages cannot starve them.
-            if claim.pending and claim.total_wait_s() > LANE_WAIT_FACTOR * timeout_s:
-                return failed("lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s")
-            if time.monotonic() - start - claim.total_wait_s() > timeout_s:
-                return failed("timeout", f"no verdict within {timeout_s:.0f} s")
-            if memory_limit_bytes and host_memory.worker_bytes(proc) > memory_limit_bytes:
-                return failed("memory", f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory "
-                                        "(its processes and its scratch folder)")
-            try:
-                payload = reader.poll(LANE_POLL_S if claim.pending else POLL_S)
-            except (EOFError, OSError):
-                proc.join(KILL_GRACE_S)
-                return failed("crash", describe_exit(proc.exitcode))
-            except ValueError as exc:
-                return failed("bad_reply", str(exc))
+            check_memory = bool(memory_limit_bytes) and time.monotonic() >= next_memory_check
+            if check_memory:
+                next_memory_check = time.monotonic() + MEMORY_POLL_S
+            over = _over_limit(proc, claim, lane, time.monotonic() - start, timeout_s,
+                               memory_limit_bytes if check_memory else 0)
+            if over:
+                return failed(*over)
+            payload, gone = _poll(reader, proc, LANE_POLL_S if claim.pending else POLL_S)
+            if gone:
+                return failed(*gone)
             if payload is None:
-                if not proc.is_alive() and not reader.pending():
-                    proc.join(KILL_GRACE_S)
-                    return failed("crash", describe_exit(proc.exitcode))
                 continue
             messages += 1
             if messages > MAX_MESSAGES:
@@ -247,38 +251,84 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
             received = time.monotonic()
             try:
                 message = decode_message(payload)
-            except ForgedMessage as exc:
-                return failed("forged", str(exc))
-            except ValueError as exc:
-                return failed("bad_reply", str(exc))
+            except ValueError as exc:  # ForgedMessage is one
+                return failed("forged" if isinstance(exc, ForgedMessage) else "bad_reply", str(exc))
             if message.get("kind") == "final":
-                size = len(payload)
-                if message.get("reply_file") and job.get("reply_path"):
-                    kill(proc)  # nothing may write the file once it is being read
-                    try:
-                        message, size = read_reply_file(job["reply_path"], memory_limit_bytes)
-                    except ForgedMessage as exc:
-                        return failed("forged", str(exc))
-                    except ValueError as exc:
-                        return failed("bad_reply", str(exc))
+                try:
+                    message, size = _final_reply(message, len(payload), proc, job, memory_limit_bytes)
+                except ValueError as exc:  # ForgedMessage is one
+                    return failed("forged" if isinstance(exc, ForgedMessage) else "bad_reply", str(exc))
                 transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
                 return Outcome(message, "", "", time.monotonic() - start, violations, transfer,
                                claim.total_wait_s())
-            if message.get("kind") == "lane_request":
-                try:
-                    claim.request(str(message.get("mode")))
-                except ValueError as exc:
-                    return failed("bad_reply", str(exc))
-                continue
-            reported = message.get("violations", [])
-            if not isinstance(reported, list):  # honest workers send lists; the items are checked later
-                return failed("bad_reply", "a progress report's violations are not a list")
-            violations = list(reported)
+            problem, reported = _lane_or_progress(message, claim)
+            if problem:
+                return failed("bad_reply", problem)
+            if reported is not None:
+                violations = reported
     finally:
         parent.close()
         kill(proc)
         claim.close()
 
 
-__all__ = ["LANE_WAIT_FACTOR", "MAX_MESSAGES", "OUTPUT_STAGES", "PROFILE_ENV", "REPLY_FILE", "Outcome", "output_label",
-           "run_in_worker", "run_job", "with_output"]
+def _lane_or_progress(message: dict, claim: LaneClaim) -> tuple[str, list | None]:
+    """Serve a message other than the final reply: a lane request goes to ``claim``; a progress
+    report gives its violations (the items are checked later). Returns ``(why the message is
+    malformed or "", the reported violations or None)``."""
+    if message.get("kind") == "lane_request":
+        try:
+            claim.request(str(message.get("mode")))
+        except ValueError as exc:
+            return str(exc), None
+        return "", None
+    reported = message.get("violations", [])
+    if not isinstance(reported, list):  # honest workers send lists
+        return "a progress report's violations are not a list", None
+    return "", list(reported)
+
+
+def _poll(reader: MessageReader, proc, wait_s: float) -> tuple[bytes | None, tuple[str, str] | None]:
+    """``(the next message's payload or None, None)``, or ``(None, (failure, detail))`` when the
+    worker is gone (its connection closed, or it exited with nothing left to read) or sent a
+    malformed frame."""
+    try:
+        payload = reader.poll(wait_s)
+    except (EOFError, OSError):
+        proc.join(KILL_GRACE_S)
+        return None, ("crash", describe_exit(proc.exitcode))
+    except ValueError as exc:
+        return None, ("bad_reply", str(exc))
+    if payload is None and not proc.is_alive() and not reader.pending():
+        proc.join(KILL_GRACE_S)
+        return None, ("crash", describe_exit(proc.exitcode))
+    return payload, None
+
+
+def _final_reply(message: dict, size: int, proc, job: dict, memory_limit_bytes: int) -> tuple[dict, int]:
+    """The final reply and its size in bytes: ``message`` itself (``size`` bytes), or the reply
+    file it announces, read once the worker is killed (nothing may write the file while it is
+    read). Raises ``ValueError`` (``ForgedMessage``) as ``read_reply_file``."""
+    if message.get("reply_file") and job.get("reply_path"):
+        kill(proc)
+        return read_reply_file(job["reply_path"], memory_limit_bytes)
+    return message, size
+
+
+def _over_limit(proc, claim: LaneClaim, lane: Lane | None, elapsed_s: float, timeout_s: float,
+                memory_limit_bytes: int) -> tuple[str, str] | None:
+    """``(failure, detail)`` when the worker has waited too long for its lane, run past its
+    timeout (time waiting for the lane not counted) or, with ``memory_limit_bytes``, holds more
+    host memory than that; else None."""
+    if claim.pending and claim.total_wait_s() > LANE_WAIT_FACTOR * timeout_s:
+        return "lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s"
+    if elapsed_s - claim.total_wait_s() > timeout_s:
+        return "timeout", f"no verdict within {timeout_s:.0f} s"
+    if memory_limit_bytes and host_memory.worker_bytes(proc) > memory_limit_bytes:
+        return "memory", (f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory "
+                          "(its processes and its scratch folder)")
+    return None
+
+
+__all__ = ["LANE_WAIT_FACTOR", "MAX_MESSAGES", "MEMORY_POLL_S", "OUTPUT_STAGES", "PROFILE_ENV", "REPLY_FILE", "Outcome",
+           "output_label", "run_in_worker", "run_job", "with_output"]

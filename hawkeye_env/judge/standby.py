@@ -4,13 +4,11 @@ A fresh worker's start-up (the torch modules its first calls import, Triton's ru
 launcher, and on a GPU the CUDA context and cuBLAS handles: ``warmup.py``) lies on its candidate's
 critical path; a standby worker pays it while no candidate waits. On the CPU interpreter (two
 cores) the warm verdict median went from 1.03 s to 0.49 s for ``gemm_bf16`` and from 1.18 s to
-0.39 s for ``softmax_fp32`` (``evals/results/judge-cpu-standby-{off,on}-2026-11-30.json``); most
-of the difference is the import of ``torch._dynamo`` and ``torch._inductor`` behind
-``use_deterministic_algorithms`` (cProfile through ``HAWKEYE_PROFILE_DIR``). It is forked from
-the same preloaded forkserver as every worker, sets
-up its lane (GPU pinning, cache folders, the shared lane lock around its first CUDA calls; the
-trusted parent serves that lock protocol from a background thread), runs the trusted warm-up,
-drops the lock and waits for exactly one job. Nothing of any candidate has run in it; after its
+0.39 s for ``softmax_fp32`` (``evals/results/judge-cpu-standby-{off,on}-2026-11-30.json``). It is
+started like every worker (a fresh interpreter in its own sandbox, ``spawn.py``), sets up its lane
+(GPU pinning, cache folders, the shared lane lock around its first CUDA calls; the trusted parent
+serves that lock protocol from a background thread), runs the trusted warm-up, drops the lock and
+waits for exactly one job. Nothing of any candidate has run in it; after its
 job it exits like every worker, so one candidate per process still holds (REWARD_HACKS #6, #7).
 
 ``POOL.take`` hands out a standby set up for ``(device, lane, memory limit)`` when one exists and
@@ -67,12 +65,14 @@ class Standby:
     process and output file."""
 
     def __init__(self, serve, device: str, lane: Lane | None, memory_limit_bytes: int):
+        self.started = time.monotonic()
         fields = worker_start.lane_fields(serve, lane) if lane is not None else {}
         writable = worker_start.lane_writable(serve, lane)
         self.conn, self.proc, self.output = worker_start.start_process(serve, device, memory_limit_bytes, fields,
                                                                        writable=writable)
         self.failure = ""
         self.setup_s = 0.0
+        self.ready_after_s = 0.0  # from the start to ``ready`` (the whole start-up, imports included)
         self.ready = threading.Event()
         threading.Thread(target=self._warm, args=(lane,), daemon=True, name="hawkeye-standby").start()
 
@@ -91,6 +91,7 @@ class Standby:
                         claim.request(str(message.get("mode")))
                     elif kind == "ready":
                         self.setup_s = float(message.get("setup_s", 0.0))
+                        self.ready_after_s = time.monotonic() - self.started
                         self.output.drop()  # the trusted warm-up's output: no candidate's
                         return
                     else:

@@ -3,11 +3,10 @@
 Everything a fresh worker used to pay inside its candidate's time that trusted code can pay
 earlier, in two parts:
 
-* ``warm_host``: the torch modules the judge's first calls import (``torch._dynamo`` and
-  ``torch._inductor`` behind ``use_deterministic_algorithms``, the reference ops behind the input
-  builder's meta-device probe). Host work only, so it runs before the worker asks for its GPU's
-  lane lock; on CPU it was 1.1 s of a 1.3 s worker job for ``gemm_bf16`` (cProfile through
-  ``HAWKEYE_PROFILE_DIR``).
+* ``warm_host``: the torch modules the judge's first calls import (the reference ops behind the
+  input builder's meta-device probe). Host work only, so it runs before the worker asks for its
+  GPU's lane lock. The judge's processes set the deterministic-algorithms flag without importing
+  ``torch._inductor`` (``worker_process.deterministic``), so that import is no longer paid here.
 * ``warm_device``: one tiny Triton kernel (Triton's runtime, driver helpers and launcher; the
   interpreter on CPU), and on a GPU the cuBLAS GEMMs the float64 reference and the baselines use
   and the random-number, cast and reduction kernels the input builder and the comparison run
@@ -42,10 +41,7 @@ def warm_host() -> dict[str, float]:
     """Imports a fresh worker otherwise pays inside its candidate's first call; touches no GPU.
     Returns ``{"imports_s": seconds}``."""
     started = time.monotonic()
-    # Enabling deterministic algorithms imports torch._dynamo and torch._inductor; a meta-device
-    # draw (the input builder's shape probe) imports torch._refs.
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.use_deterministic_algorithms(False)
+    # A meta-device draw (the input builder's shape probe) imports torch._refs.
     with torch.device("meta"):
         torch.randn(2, 2)
     return {"imports_s": time.monotonic() - started}

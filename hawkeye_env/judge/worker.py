@@ -26,7 +26,7 @@ from hawkeye_env.judge import guards
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
-from hawkeye_env.judge.worker_process import enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
+from hawkeye_env.judge.worker_process import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
@@ -124,14 +124,14 @@ class _Run:
     def _call_candidate(self, model, inputs: list, recorder: PlanRecorder | None) -> list:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = guards.thread_count()
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        deterministic(True)
         try:
             with guards.recording(self.counter) as rec, (recorder or contextlib.nullcontext()):
                 outs = _as_list(model(*inputs))
                 if self.device == "cuda":
                     torch.cuda.synchronize()
         finally:
-            torch.use_deterministic_algorithms(False)
+            deterministic(False)
         bad = rec.disallowed(self.spec.allowed_ops, self.device)
         if bad:
             ops = ", ".join(f"aten.{k} x{v}" for k, v in sorted(bad.items()))

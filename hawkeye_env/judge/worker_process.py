@@ -19,10 +19,22 @@ import torch
 import torch.utils.deterministic
 
 
+def deterministic(on: bool) -> None:
+    """torch's deterministic-algorithms flag (``warn_only``), set without
+    ``torch.use_deterministic_algorithms``, whose import of ``torch._inductor.config`` was 1.0 s
+    of a fresh process's 2.6 s of imports on CPU (``python -X importtime``). Only graphs compiled
+    by inductor read that copy of the flag, and the processes that set it compile none (the
+    ``torch.compile`` baseline runs in a baseline-only worker)."""
+    torch._C._set_deterministic_algorithms(on, warn_only=True)
+
+
 def setup_process(device: str, memory_limit_bytes: int) -> None:
+    # One intra-op thread: a judge process's own work is GPU launches, copies and serialisation,
+    # and the host's cores are shared by every worker, replay and standby in flight (12 of 16 busy
+    # on average with eight verdicts in flight on one H200, ``evals.bench_search``).
+    torch.set_num_threads(1)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        torch.set_num_threads(1)
         from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
 
         install_bf16_interpreter_fix()

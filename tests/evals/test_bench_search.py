@@ -34,10 +34,13 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     for phase in report["phases"]:
         assert phase["verdicts"] == 2 and phase["stages"] == {"correct": 2}, phase
         assert phase["verdicts_per_min"] > 0
+        # the parts a verdict's wall holds are consecutive: their sum never exceeds it
+        assert 0 <= phase["unaccounted_s_median"] < phase["verdict_wall_s_median"]
+        assert phase["host"]["cpu_s"].get("worker", 0) > 0, phase["host"]
     assert report["command"].startswith("python -m evals.bench_search --device cpu --tasks vector_add_fp32 --n 2")
     table = search_throughput([Loaded("bs.json", report)])
     assert len(table) == 4 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
-    assert table[0].count("|") == 13
+    assert table[0].count("|") == 15 and table[2].count("|") == 15 and " of " in table[2]
 
 
 def test_the_batch_is_the_search_policys_first_turn():

@@ -164,3 +164,20 @@ def test_lane_is_released_when_the_worker_dies(tmp_path):
     outcome = sandbox.run_job(_dies_holding_the_lane, {"device": "cpu"}, timeout_s=30, memory_limit_bytes=0, lane=lane)
     assert outcome.failure == "crash" and "exited with code 3" in outcome.detail
     assert LaneLock("gpu-test", tmp_path).try_acquire(EXCLUSIVE)
+
+
+def test_a_lane_wait_does_not_multiply_the_memory_checks(tmp_path, monkeypatch):
+    """While a lane request waits the loop turns every 5 ms; the worker's memory (a /proc walk in
+    the parent) is still read at most every ``MEMORY_POLL_S``, and the limit still holds."""
+    lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
+    reads = []
+    real = sandbox.host_memory.worker_bytes
+    monkeypatch.setattr(sandbox.host_memory, "worker_bytes", lambda proc: reads.append(1) or real(proc))
+    holder = LaneLock("gpu-test", str(tmp_path))
+    holder.acquire(EXCLUSIVE)
+    threading.Timer(3.0, holder.release).start()
+    outcome = sandbox.run_job(_lane_worker, {"device": "cpu", "hold_s": 0.1}, timeout_s=30.0,
+                              memory_limit_bytes=8 << 30, lane=lane)
+    assert outcome.reply is not None and outcome.lane_wait_s >= 1.0, (outcome.failure, outcome.detail)
+    assert len(reads) <= outcome.wall_s / sandbox.MEMORY_POLL_S + 5, (len(reads), outcome.wall_s)
+    assert len(reads) >= 10  # still checked throughout

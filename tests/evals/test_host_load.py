@@ -1,0 +1,31 @@
+"""``evals.host_load``: busy cores and CPU seconds per kind of process, read from ``/proc``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from evals.host_load import HostLoad, busy_ticks, kind_of, process_ticks
+
+
+def test_a_busy_child_is_counted_under_its_kind():
+    if not HostLoad().available:
+        pytest.skip("needs Linux /proc")
+    with HostLoad(interval_s=0.2) as load:
+        spin = "import time\nt = time.monotonic()\nwhile time.monotonic() - t < 1.5: pass"
+        subprocess.run([sys.executable, "-c", spin, "--target", "hawkeye_env.judge.replay:serve"], check=True)
+    report = load.report()
+    assert report["cpu_s"].get("replay", 0.0) > 0.8, report
+    assert report["processes"]["replay"] == 1
+    assert report["busy_cores_mean"] > 0.3 and report["samples"] >= 5
+
+
+def test_kinds_and_tick_parsing():
+    assert kind_of(["python", "-m", "x", "--target", "hawkeye_env.judge.worker:serve"], 5, 1) == "worker"
+    assert kind_of(["/usr/bin/bwrap", "--ro-bind"], 5, 1) == "bwrap"
+    assert kind_of(["python3"], 1, 1) == "parent"
+    assert kind_of(["/opt/ptxas", "-arch"], 5, 1) == "ptxas"
+    assert process_ticks("42 (a b) S 1 2 3 4 5 6 7 8 9 10 11 12 13") == 11 + 12
+    assert busy_ticks("cpu  10 0 5 80 5 0 0 0\ncpu0 ...") == (15, 100)
