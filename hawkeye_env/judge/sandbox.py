@@ -11,7 +11,8 @@ decoded with ``torch.load(weights_only=True)``: tensors and plain containers onl
 (``reply_decode.py``), and then checked against the parent's plan (``reply_check.py``). The final
 reply (the candidate's outputs: 224 MiB for ``gemm_bf16`` at its GPU shapes) is written to a file
 the parent names in the worker's scratch folder, on ``/dev/shm`` when it has room, and read by the
-parent once the worker is dead; small messages and the fallback go through the socket. By default
+parent once the worker is dead (a sandboxed replay's file is mapped rather than copied,
+``reply_decode.read_reply_file``); small messages and the fallback go through the socket. By default
 the worker is a standby that set itself up before the job existed (``standby.py``).
 
 On a GPU the job names its lane (``lanes.py``): the worker asks the parent for the GPU's lock,
@@ -66,12 +67,14 @@ from hawkeye_env.judge.worker_start import (
     KILL_GRACE_S,
     LANE_POLL_S,
     POLL_S,
+    REPLAY_TARGET,
     WORKER_TARGET,
     describe_exit,
     kill,
     lane_fields,
     lane_writable,
     start_process,
+    target_name,
 )
 
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
@@ -196,7 +199,9 @@ def run_job(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: L
         started = start_process(serve, job["device"], memory_limit_bytes, writable=writable)
     parent, proc, output = started
     try:
-        outcome = _watch(parent, proc, output, job, timeout_s, memory_limit_bytes, lane)
+        # the trusted replay's reply file, in a sandbox that died with it: mapped, not copied
+        mapped = target_name(serve) == REPLAY_TARGET and getattr(proc, "sandboxed", False)
+        outcome = _watch(parent, proc, output, job, timeout_s, memory_limit_bytes, lane, mapped)
     finally:
         text, total = output.close()
         if profile_to and job.get("profile_dir"):
@@ -208,9 +213,10 @@ def run_job(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: L
 
 
 def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: float, memory_limit_bytes: int,
-           lane: Lane | None) -> Outcome:
+           lane: Lane | None, mapped: bool = False) -> Outcome:
     """``run_job``'s loop: serve lane requests, keep progress reports and the output file bounded,
-    decode the final reply; the process is killed on the way out."""
+    decode the final reply (its file mapped, ``read_reply_file``, when ``mapped``); the process is
+    killed on the way out."""
     start = time.monotonic()
     next_memory_check = start
     violations: list = []
@@ -255,7 +261,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
                 return failed("forged" if isinstance(exc, ForgedMessage) else "bad_reply", str(exc))
             if message.get("kind") == "final":
                 try:
-                    message, size = _final_reply(message, len(payload), proc, job, memory_limit_bytes)
+                    message, size = _final_reply(message, len(payload), proc, job, memory_limit_bytes, mapped)
                 except ValueError as exc:  # ForgedMessage is one
                     return failed("forged" if isinstance(exc, ForgedMessage) else "bad_reply", str(exc))
                 transfer = {"reply_mb": size / 2**20, "receive_decode_s": time.monotonic() - received}
@@ -305,13 +311,14 @@ def _poll(reader: MessageReader, proc, wait_s: float) -> tuple[bytes | None, tup
     return payload, None
 
 
-def _final_reply(message: dict, size: int, proc, job: dict, memory_limit_bytes: int) -> tuple[dict, int]:
+def _final_reply(message: dict, size: int, proc, job: dict, memory_limit_bytes: int,
+                 mapped: bool) -> tuple[dict, int]:
     """The final reply and its size in bytes: ``message`` itself (``size`` bytes), or the reply
     file it announces, read once the worker is killed (nothing may write the file while it is
     read). Raises ``ValueError`` (``ForgedMessage``) as ``read_reply_file``."""
     if message.get("reply_file") and job.get("reply_path"):
         kill(proc)
-        return read_reply_file(job["reply_path"], memory_limit_bytes)
+        return read_reply_file(job["reply_path"], memory_limit_bytes, mapped)
     return message, size
 
 

@@ -320,3 +320,41 @@ def test_the_depth_is_capped_by_the_environment(standbys, monkeypatch):
     monkeypatch.setenv(standby.DEPTH_ENV, "junk")
     with standbys.holding(8):
         assert standbys.depth == 8
+
+
+@pytest.mark.parametrize("junk", [b"not a torch file", None])
+def test_a_mapped_reply_reads_the_same_and_refuses_the_same(tmp_path, junk):
+    good = tmp_path / "reply.pt"
+    x = torch.arange(1 << 16, dtype=torch.float32)
+    torch.save({"kind": "final", "stage": "ok", "x": x}, good)
+    message, size = reply_decode.read_reply_file(str(good), 1 << 20, mapped=True)
+    good.unlink()  # the scratch folder is removed once read: the mapping stays valid
+    assert torch.equal(message["x"], x) and size > x.numel() * 4
+    bad = tmp_path / "bad.pt"
+    if junk is None:
+        bad.symlink_to(tmp_path / "elsewhere.pt")
+    else:
+        bad.write_bytes(junk)
+    with pytest.raises(ValueError, match="undecodable" if junk else "unreadable"):
+        reply_decode.read_reply_file(str(bad), 1 << 20, mapped=True)
+
+
+@pytest.mark.parametrize("target,sandboxed,mapped", [
+    (worker_start.REPLAY_TARGET, True, True), (worker_start.REPLAY_TARGET, False, False),
+    (worker_start.WORKER_TARGET, True, False),
+])
+def test_only_a_sandboxed_replays_reply_is_mapped(monkeypatch, target, sandboxed, mapped):
+    """The candidate's own worker wrote its reply file: copied, never mapped (a mapped file its
+    writer could still truncate would fault the parent); so is an unsandboxed replay's."""
+    seen = []
+
+    class Proc:
+        def cleanup(self):
+            pass
+
+    proc = Proc()
+    proc.sandboxed = sandboxed
+    monkeypatch.setattr(sandbox, "_watch", lambda *args: seen.append(args[-1]) or sandbox.Outcome(None, "crash"))
+    output = type("Output", (), {"close": lambda self: ("", 0)})()
+    sandbox.run_job(target, {"device": "cpu"}, 5.0, 0, None, started=(None, proc, output))
+    assert seen == [mapped]
