@@ -4,21 +4,22 @@
     python -c "from evals.best_of_n import run_eval; from policies import make_policy; \
                run_eval(make_policy('search'), ['vector_add_fp32'], n=3, out_dir='out/eval')"
 
-Every trajectory is an episode of ``hawkeye/KernelOpt-v2`` (``KernelOptEnv``, ``max_turns=turns``):
-the policy reads the env's observation, so an evaluated policy sees exactly the prompt and the
-turn format it sees in the env, the served env and training. For every task the policy samples
-``n`` replies at turn 0 (``n`` trajectories), then one reply per trajectory and turn; the env turns
-each into candidate source (``KernelOptEnv.prepare_step``), the candidates of a turn are judged
-together by ``evaluate_many`` (``workers`` worker processes at once), and ``finish_step`` gives the
-trajectory its next observation (current source, the judge's feedback, the reply format). A reply
-that yields no source gets the env's ``no_source`` verdict (nothing runs). Episodes run all
-``turns`` (the target speedup is infinite), so later turns can still speed up a correct kernel.
+Every trajectory is an episode of ``hawkeye/KernelOpt-v2`` (``max_turns=turns``), and all of them
+are the sub-envs of one ``KernelOptVectorEnv`` (``hawkeye_env/vector.py``): the policy reads the
+env's observation, so an evaluated policy sees exactly the prompt and the turn format it sees in
+the env, the served env and training. For every task the policy samples ``n`` replies at turn 0
+(``n`` trajectories), then one reply per trajectory and turn; each turn is one step of the vector
+env, which judges the turn's candidates together through ``evaluate_many`` (``workers`` worker
+processes at once) and gives each trajectory its next observation (current source, the judge's
+feedback, the reply format). A reply that yields no source gets the env's ``no_source`` verdict
+(nothing runs). Episodes run all ``turns`` (the target speedup is infinite), so later turns can
+still speed up a correct kernel.
 
 Policy failures are loud: a reply the policy reports as failed (``policy.errors``, e.g. the
-OpenAI-compatible client after its retries) is not judged; its candidate row has stage
-``policy_error`` and the error, ``results.json`` lists every failure under ``policy_errors``, and
-``hawkeye eval`` exits 1. A policy that keeps raw replies (``policy.raw``) has them written to
-``raw_replies.jsonl``.
+OpenAI-compatible client after its retries) is not judged (its trajectory's turn passes with no
+source); its candidate row has stage ``policy_error`` and the error, ``results.json`` lists
+every failure under ``policy_errors``, and ``hawkeye eval`` exits 1. A policy that keeps raw
+replies (``policy.raw``) has them written to ``raw_replies.jsonl``.
 
 Resumable: every verdict is cached in the results store under its source hash, so re-running an
 eval (same policy, seed and store) judges nothing again.
@@ -44,16 +45,17 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gymnasium.vector.utils import iterate
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evals.candidates import CPU_TIMING_NOTE, FAST_P, POLICY_ERROR, Candidate, judge_rate, summarise
-from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.backends import judge_device, judge_versions, make_judge
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.store import ResultStore, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task, list_tasks
+from hawkeye_env.vector import KernelOptVectorEnv
 from policies.base import Policy
 
 #: A trajectory's key: ``(task id, sample)``.
@@ -62,7 +64,7 @@ _Key = tuple[str, int]
 
 @dataclass
 class _Trajectory:
-    env: KernelOptEnv
+    index: int  # its sub-env in ``_EvalRun.envs``
     obs: dict
     candidates: list[Candidate] = field(default_factory=list)
 
@@ -85,6 +87,7 @@ class _EvalRun:
     use_cache: bool
     gpus: int | None
     trajs: dict[_Key, _Trajectory] = field(default_factory=dict)
+    envs: KernelOptVectorEnv | None = None
     policy_errors: list[dict] = field(default_factory=list)
     sample_s: float = 0.0
     judge_s: float = 0.0
@@ -132,14 +135,17 @@ def _policy_observation(traj: _Trajectory, task: str, j: int, context: str) -> d
 
 
 def _start_trajectories(run: _EvalRun, context_budget_chars: int) -> None:
-    """Open ``run.n`` episodes of ``KernelOptEnv`` per task (``run.turns`` turns, an infinite
-    target speedup) into ``run.trajs``, each holding its reset observation."""
-    for task in run.task_ids:
-        for j in range(run.n):
-            env = KernelOptEnv(tasks=[task], evaluator=run.evaluator, device=run.device, context=run.context,
-                               context_budget_chars=context_budget_chars, max_turns=run.turns,
-                               target_speedup=math.inf)
-            run.trajs[task, j] = _Trajectory(env, env.reset(options={"task": task})[0])
+    """Open ``run.n`` episodes per task (``run.turns`` turns, an infinite target speedup) as the
+    sub-envs of ``run.envs``, one ``KernelOptVectorEnv``, into ``run.trajs``, each holding its
+    reset observation."""
+    keys = [(task, j) for task in run.task_ids for j in range(run.n)]
+    run.envs = KernelOptVectorEnv(
+        len(keys), workers=run.workers, evaluator=run.evaluator, use_cache=run.use_cache, gpus=run.gpus,
+        tasks=run.task_ids, device=run.device, context=run.context, context_budget_chars=context_budget_chars,
+        max_turns=run.turns, target_speedup=math.inf)
+    batched, _ = run.envs.reset(options={"task": [task for task, _ in keys]})
+    for i, (key, obs) in enumerate(zip(keys, iterate(run.envs.observation_space, batched))):
+        run.trajs[key] = _Trajectory(i, obs)
 
 
 def _prefetch_baselines(run: _EvalRun) -> None:
@@ -161,15 +167,14 @@ def _run_turns(run: _EvalRun, progress: bool) -> None:
 
 
 def _run_turn(run: _EvalRun, turn: int, bars: Progress, progress: bool) -> None:
-    """One turn of every trajectory: sample the replies, keep the policy's new error records, turn
-    each reply the policy did produce into a candidate, judge them and record the outcomes."""
+    """One turn of every trajectory: sample the replies, keep the policy's new error records, step
+    the vector env on the replies (a lost one as no reply), and record the outcomes."""
     replies = _sample_replies(run, turn)
     failed, records = _policy_failures(run.policy, len(run.policy_errors), turn)
     run.policy_errors += records
     lost = {key for key in run.trajs if replies[key] == "" and _lost(failed, key, turn, run.n)}
-    prepared = {key: run.trajs[key].env.prepare_step(replies[key]) for key in run.trajs if key not in lost}
-    judged = _judge_turn(run, turn, prepared, bars, progress)
-    _record_turn(run, turn, prepared, judged, lost, records)
+    observations = _step(run, turn, [replies[key] for key in run.trajs], len(run.trajs) - len(lost), bars, progress)
+    _record_turn(run, turn, observations, lost, records)
 
 
 def _sample_replies(run: _EvalRun, turn: int) -> dict[_Key, str]:
@@ -189,42 +194,39 @@ def _sample_replies(run: _EvalRun, turn: int) -> dict[_Key, str]:
     return replies
 
 
-def _judge_turn(run: _EvalRun, turn: int, prepared: dict[_Key, tuple[str, Verdict | None]], bars: Progress,
-                progress: bool) -> dict[_Key, Verdict]:
-    """Judge, in one ``evaluate_many`` batch, the ``prepared`` ``(source, verdict)`` pairs the env
-    left without a verdict, advancing a progress bar (a log file rather than a terminal gets one
-    line per verdict). Returns their verdicts by key; the seconds are added to ``run.judge_s``."""
-    batch = [key for key, (_, verdict) in prepared.items() if verdict is None]
-    bar = bars.add_task(f"turn {turn + 1}/{run.turns}: judging", total=len(batch))
-    t0 = time.monotonic()
+def _step(run: _EvalRun, turn: int, actions: list[str], judged: int, bars: Progress, progress: bool) -> list[dict]:
+    """Step ``run.envs`` on ``actions`` (one per trajectory, in ``run.trajs`` order), advancing a
+    progress bar of ``judged`` candidates as their verdicts arrive (a log file rather than a
+    terminal gets one line per verdict). Returns each trajectory's next observation; the seconds
+    are added to ``run.judge_s``."""
+    keys = list(run.trajs)
+    bar = bars.add_task(f"turn {turn + 1}/{run.turns}: judging", total=judged)
 
     def on_verdict(i: int, v: Verdict) -> None:
         bars.advance(bar)
         if progress and not bars.console.is_terminal:  # a log file: one line per verdict
-            task, j = batch[i]
+            task, j = keys[i]
             bars.console.print(f"{task} sample {j} turn {turn}: {v.stage.value}"
                                f"{' (store)' if v.cached else ''} in {v.wall_s:.1f} s", highlight=False)
 
-    verdicts = evaluate_many(
-        run.evaluator, [(key[0], prepared[key][0]) for key in batch], run.device, run.workers, run.use_cache,
-        on_verdict=on_verdict, gpus=run.gpus,
-    ) if batch else []
+    t0 = time.monotonic()
+    run.envs.on_verdict = on_verdict
+    batched = run.envs.step(actions)[0]
+    bars.update(bar, completed=judged)  # those the env decided without the judge (no source)
     run.judge_s += time.monotonic() - t0
-    return dict(zip(batch, verdicts))
+    return list(iterate(run.envs.observation_space, batched))
 
 
-def _record_turn(run: _EvalRun, turn: int, prepared: dict[_Key, tuple[str, Verdict | None]],
-                 judged: dict[_Key, Verdict], lost: set[_Key], records: list[dict]) -> None:
-    """Append every trajectory's candidate of ``turn``: a ``policy_error`` row for a ``lost``
-    reply, else the env's or the judge's verdict of its source, which also gives the trajectory
-    its next observation; each non-empty source is saved under ``run.out / "sources"``."""
+def _record_turn(run: _EvalRun, turn: int, observations: list[dict], lost: set[_Key], records: list[dict]) -> None:
+    """Append every trajectory's candidate of ``turn`` and give it its next observation: a
+    ``policy_error`` row for a ``lost`` reply, else the verdict of its source (``last_steps``);
+    each non-empty source is saved under ``run.out / "sources"``."""
     for key, state in run.trajs.items():
+        state.obs = observations[state.index]
         if key in lost:
             state.candidates.append(_policy_error_candidate(key, turn, records))
             continue
-        source, verdict = prepared[key]
-        verdict = verdict or judged[key]
-        state.obs = state.env.finish_step(source, verdict)[0]
+        source, verdict = run.envs.last_steps[state.index]
         state.candidates.append(_candidate(key[0], key[1], turn, source, verdict))
         if source:
             _save_source(run.out, key[0], source)
@@ -339,8 +341,7 @@ def run_eval(
     candidates = [c for trajs in by_task.values() for t in trajs for c in t]
     results = _results(run, by_task, candidates, backend, versions, context_budget_chars)
     _write_rows(out, candidates, policy)
-    for traj in run.trajs.values():
-        traj.env.close()
+    run.envs.close()
     results["wall_s"]["total"] = time.monotonic() - start
     _write_report(results, candidates, out, wandb_mode)
     return results

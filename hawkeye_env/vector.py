@@ -12,6 +12,11 @@ a GPU. It is the ``vector_entry_point`` of ``hawkeye/KernelOpt-v2``::
     obs, infos = envs.reset(seed=0)                 # obs["prompt"] is a tuple of 8 prompts
     obs, rewards, terminated, truncated, infos = envs.step(replies)   # replies: 8 strings
 
+``reset(options=...)`` passes the same options to every sub-env, except that a list or tuple of
+``num_envs`` values gives sub-env ``i`` its ``i``-th (``options={"task": [...]}``: one task per
+env). After each step ``last_steps[i]`` holds sub-env ``i``'s ``(source, Verdict)`` (None for an
+env that was reset instead), for callers that keep the verdicts themselves (``evals/best_of_n.py``).
+
 Observations are batched like ``SyncVectorEnv``'s (text fields as tuples, ``turn`` and
 ``best_speedup`` as arrays). Autoreset follows Gymnasium's default next-step mode: the step after an
 episode ends resets that env, ignores its action and returns reward 0. ``infos`` holds each env's
@@ -22,7 +27,7 @@ step info in Gymnasium's vector-info layout: ``infos["task"][i]``, and nested di
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -31,6 +36,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.evaluator import Evaluator, evaluate_many
 from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Verdict
 
 
 class KernelOptVectorEnv(VectorEnv):
@@ -41,6 +47,10 @@ class KernelOptVectorEnv(VectorEnv):
         workers: candidates judged at once (``evaluate_many``'s default when None).
         evaluator / store: one ``Evaluator`` shared by every sub-env, or a results-store path for a
             new one (``":memory:"`` for a private store).
+        use_cache, gpus: passed to ``evaluate_many`` (answer repeated candidates from the store; how
+            many visible GPUs to judge on).
+        on_verdict: optional ``on_verdict(env_index, verdict)``, called as each verdict a step
+            judges arrives (progress bars); also settable as an attribute.
         **env_kwargs: every other ``KernelOptEnv`` argument (``tasks``, ``device``, ``context``,
             ``max_turns``, ``target_speedup``, ...), the same for every sub-env.
     """
@@ -48,7 +58,8 @@ class KernelOptVectorEnv(VectorEnv):
     metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int, workers: int | None = None, evaluator: Evaluator | None = None,
-                 store: str | os.PathLike | None = None, **env_kwargs):
+                 store: str | os.PathLike | None = None, use_cache: bool = True, gpus: int | None = None,
+                 on_verdict: Callable[[int, Verdict], None] | None = None, **env_kwargs):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, not {num_envs}")
         if evaluator is not None and store is not None:
@@ -57,6 +68,8 @@ class KernelOptVectorEnv(VectorEnv):
         self.evaluator = evaluator if evaluator is not None else Evaluator(ResultStore(store))
         self.envs = [KernelOptEnv(evaluator=self.evaluator, **env_kwargs) for _ in range(num_envs)]
         self.num_envs, self.workers = num_envs, workers
+        self.use_cache, self.gpus, self.on_verdict = use_cache, gpus, on_verdict
+        self.last_steps: list[tuple[str, Verdict] | None] = [None] * num_envs
         self.device = self.envs[0].device
         self.render_mode = self.envs[0].render_mode
         self.single_observation_space = self.envs[0].observation_space
@@ -78,11 +91,24 @@ class KernelOptVectorEnv(VectorEnv):
                 raise ValueError(f"{len(seeds)} seeds for {self.num_envs} envs")
         observations, infos = [], {}
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
-            obs, info = env.reset(seed=s, options=options)
+            obs, info = env.reset(seed=s, options=self._options_for(options, i))
             observations.append(obs)
             infos = self._add_info(infos, info, i)
         self._autoreset[:] = False
         return self._batch(observations), infos
+
+    def _options_for(self, options: dict | None, i: int) -> dict | None:
+        """Sub-env ``i``'s reset options: a list or tuple value of ``num_envs`` entries is per env."""
+        if options is None:
+            return None
+        out = {}
+        for key, value in options.items():
+            if isinstance(value, (list, tuple)):
+                if len(value) != self.num_envs:
+                    raise ValueError(f"options[{key!r}] has {len(value)} values for {self.num_envs} envs")
+                value = value[i]
+            out[key] = value
+        return out
 
     def step(self, actions: Sequence[str]):
         actions = list(actions)
@@ -93,9 +119,11 @@ class KernelOptVectorEnv(VectorEnv):
             if not self._autoreset[i]:
                 prepared[i] = env.prepare_step(action)
         batch = [i for i, (_, verdict) in prepared.items() if verdict is None]
+        arrived = None if self.on_verdict is None else (lambda j, v: self.on_verdict(batch[j], v))
         verdicts = evaluate_many(self.evaluator, [(self.envs[i].task_id, prepared[i][0]) for i in batch],
-                                 self.device, self.workers) if batch else []
+                                 self.device, self.workers, self.use_cache, arrived, self.gpus) if batch else []
         judged = dict(zip(batch, verdicts))
+        self.last_steps = [None] * self.num_envs
         observations, infos = [], {}
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=bool)
@@ -105,7 +133,8 @@ class KernelOptVectorEnv(VectorEnv):
                 obs, info = env.reset()
             else:
                 source, verdict = prepared[i]
-                obs, rewards[i], terminated[i], truncated[i], info = env.finish_step(source, verdict or judged[i])
+                self.last_steps[i] = (source, verdict or judged[i])
+                obs, rewards[i], terminated[i], truncated[i], info = env.finish_step(*self.last_steps[i])
             observations.append(obs)
             infos = self._add_info(infos, info, i)
         self._autoreset = terminated | truncated

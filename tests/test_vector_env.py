@@ -72,3 +72,19 @@ def test_wrong_action_count_is_an_error():
     with pytest.raises(ValueError, match="3 actions for 2 envs"):
         envs.step([GOOD, GOOD, GOOD])
     envs.close()
+
+
+def test_per_env_reset_options_last_steps_and_verdict_callback():
+    arrived = []
+    envs = vector.KernelOptVectorEnv(3, store=":memory:", tasks=[TASK, "softmax_fp32"], device="cpu",
+                                     on_verdict=lambda i, v: arrived.append((i, v.task)))
+    _, infos = envs.reset(options={"task": [TASK, "softmax_fp32", TASK]})
+    assert list(infos["task"]) == [TASK, "softmax_fp32", TASK]
+    envs.step([GOOD, "no code here", BROKEN])
+    assert sorted(arrived) == [(0, TASK), (2, TASK)]  # the prose action was never judged
+    (s0, v0), (s1, v1), (s2, v2) = envs.last_steps
+    assert s0 == GOOD and v0.stage.value == "correct" and s1 == "" and v1.stage.value == "no_source"
+    assert v2.stage.value == "incorrect" and v2.task == TASK
+    with pytest.raises(ValueError, match="2 values for 3 envs"):
+        envs.reset(options={"task": [TASK, TASK]})
+    envs.close()

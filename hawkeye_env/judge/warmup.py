@@ -1,12 +1,12 @@
 """What a standby worker loads before its candidate arrives (``standby.py``).
 
-Everything a fresh worker used to pay inside its candidate's time that trusted code can pay
+Everything a fresh worker would pay inside its candidate's time that trusted code can pay
 earlier, in two parts:
 
 * ``warm_host``: the torch modules the judge's first calls import (the reference ops behind the
   input builder's meta-device probe). Host work only, so it runs before the worker asks for its
   GPU's lane lock. The judge's processes set the deterministic-algorithms flag without importing
-  ``torch._inductor`` (``worker_process.deterministic``), so that import is no longer paid here.
+  ``torch._inductor`` (``worker_process.deterministic``), so no standby pays that import.
 * ``warm_device``: one tiny Triton kernel (Triton's runtime, driver helpers and launcher; the
   interpreter on CPU), and on a GPU the cuBLAS GEMMs the float64 reference and the baselines use
   and the random-number, cast and reduction kernels the input builder and the comparison run
