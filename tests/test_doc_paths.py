@@ -1,6 +1,6 @@
 """Every repository path a document names exists (issue 22, item 1).
 
-The documents are README.md, BENCHMARKS.md and its template (evals/benchmarks_template.md),
+The documents are README.md, BENCHMARKS.md and its template (evals/bench/benchmarks_template.md),
 training/README.md and every units/*/README.md. A path is
 a word inside backticks (inline code or a fenced block) that looks like a relative path
 of this repository: it contains a "/" or ends in .py/.md/.json/.jsonl, and it either
@@ -32,7 +32,7 @@ URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?|^www\.")
 
 
 def documents() -> list[Path]:
-    docs = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "evals" / "benchmarks_template.md",
+    docs = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "evals" / "bench" / "benchmarks_template.md",
             REPO / "training" / "README.md"]
     docs += sorted((REPO / "units").glob("*/README.md"))
     return docs

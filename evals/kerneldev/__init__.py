@@ -2,4 +2,4 @@
 (``sweeps/``), the host-launch split of a task's call (``launch_share``), expert and vendor kernels
 side by side under Nsight Compute (``vendor_profile``), the expert and vendor outputs against the
 float64 reference (``correctness_probe``), and the Markdown tables of their results (``tables``).
-They explain a verdict; the verdict itself comes from the judge (``python -m evals.bench_tasks``)."""
+They explain a verdict; the verdict itself comes from the judge (``python -m evals.bench.tasks``)."""

@@ -12,7 +12,7 @@ ways (``gbps`` counts bytes read and written). Then one JSON line per task: ``by
 (the task's roofline counts), ``<runner>_ms`` with the launch inside and ``<runner>_hidden_ms``
 without, for ``expert``, ``eager`` and every vendor baseline that runs (the others under
 ``unavailable`` with the reason); or ``error``. This diagnoses a task
-score, it does not replace the judge's verdict (``python -m evals.bench_tasks``).
+score, it does not replace the judge's verdict (``python -m evals.bench.tasks``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from hawkeye_env.judge.timing import time_callable
 from hawkeye_env.tasks.registry import get_task, task_module
 
 ITERS, RETRIES, SEED = 30, 1, 0
-COPY_BYTES = 1 << 30  # per buffer, 17x the H200's 60 MB L2 (evals.bench_tasks' copy probe)
+COPY_BYTES = 1 << 30  # per buffer, 17x the H200's 60 MB L2 (evals.bench.tasks' copy probe)
 
 
 def _emit(row: dict, out) -> None:

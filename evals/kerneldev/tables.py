@@ -1,5 +1,5 @@
 """Markdown tables of the kernel-development measurements, one function per results schema (the
-judge, suite and product ones are in ``evals.benchmark_tables``, with ``Loaded`` and ``md_table``).
+judge, suite and product ones are in ``evals.bench.tables``, with ``Loaded`` and ``md_table``).
 
 * ``units``: ``python -m units.harness --gpu --json`` output: a list of unit reports, or
   ``{"runs": [list, ...]}`` for repeated processes (any extra keys are metadata). A unit's rows
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-from evals.benchmark_tables import Loaded, fmt, md_table, spread
+from evals.bench.tables import Loaded, fmt, md_table, spread
 
 SWEEP_TOP = 3
 

@@ -11,7 +11,7 @@ expert with the reference's parameters) and called three times to compile and wa
 ``cudaProfilerStart`` and ``cudaProfilerStop``, each expert and each vendor baseline is called once
 inside an NVTX range named ``TASK:expert`` or ``TASK:VENDOR``, so the report names every kernel by
 its owner. This explains a verdict's ratio (pipe utilization, occupancy, stalls); the ratio itself
-comes from ``python -m evals.bench_tasks``.
+comes from ``python -m evals.bench.tasks``.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ the worst element of 10^8 draws is a tail statistic, so it only gets a generous 
 fails zeroed, skipped or NaN-poisoned rows. Its unit is the element's row: with heavy-tailed
 inputs a few rows (a token with an extreme query, a GEMM row with an extreme operand) carry
 errors far above the output's RMS, from the rounding of their bf16 operands. On the H200
-(``evals.calibrate``, 2026-12-01) the expert and FLA both missed the global-RMS cap at the same
+(``evals.bench.calibrate``, 2026-12-01) the expert and FLA both missed the global-RMS cap at the same
 element of GLA (error 26.8, cap 18.1; 1 trial of 206) and of long simple GLA (23.9 against 19.5;
 1 of 182), each in a heavy-tailed trial at the timed shape; both pass on their row's scale
-(``evals.recheck_trials``). A reference that is not finite cannot score an output
+(``evals.bench.recheck_trials``). A reference that is not finite cannot score an output
 (REWARD_HACKS #25): ``compare`` says so (``scored`` False) and the trial checks skip the trial.
 
 Measured error rates (CPU, synthetic, 2026-12-01, worst element on its row's scale; ``python
@@ -37,7 +37,7 @@ Every trial of them failed (smallest statistic-to-bound ratio 1.4; one zeroed ro
 fails the cap ``WORST_CAP`` while its ``rho'`` can be 0.97 of its bound) except fp8 operands on
 uniform U(-0.5, 1.5) GEMM inputs (rel L2 6.6e-3: the mean's K-fold sum dilutes the operands'
 rounding), which the same verdict's normal and heavy-tailed trials reject. The figures on the GPU
-come from ``evals.calibrate``.
+come from ``evals.bench.calibrate``.
 
 ``is_near_constant`` flags references that cannot tell a right answer from a constant one
 (REWARD_HACKS #11).

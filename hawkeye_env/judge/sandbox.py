@@ -89,7 +89,7 @@ LANE_WAIT_FACTOR = 4.0
 # The worker's memory (a walk of its process tree in /proc and of its scratch folder) is read at
 # most this often. The watch loop turns every LANE_POLL_S (5 ms) while a lane request waits; with
 # eight verdicts in flight on one H200, replays waited 5.2 s for their lane (median) and the parent,
-# one Python process serving every worker, used 1.2 cores (``evals.bench_search``, ``host_load``).
+# one Python process serving every worker, used 1.2 cores (``evals.bench.search``, ``host_load``).
 # One read of a 32-thread process costs 0.36 ms of CPU (CPU machine), so eight waiting workers
 # read at every turn would take most of a core of the parent's interpreter. At the idle poll's
 # cadence the limit is enforced as before (``test_lanes``: 400 reads in a 3 s wait before, 68 at most now).

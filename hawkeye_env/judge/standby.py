@@ -138,7 +138,7 @@ class StandbyPool:
     Each key keeps ``depth`` standbys started ahead (1 unless a batch asks for more with
     ``holding``): with one, a burst of candidates takes each standby moments after the previous
     take started it and waits for most of its warm-up (4.5-5 s of imports per process with eight
-    verdicts in flight on the H200, two processes per GPU verdict; ``evals.bench_search``). A take
+    verdicts in flight on the H200, two processes per GPU verdict; ``evals.bench.search``). A take
     hands out the oldest ready standby, else the oldest, and tops the queue up by at most
     ``TOP_UP`` new ones, so a burst does not start every process at once."""
 

@@ -1,4 +1,4 @@
-"""``evals.bench_search`` on CPU: the search policy's batch judged in each phase's mode, the
+"""``evals.bench.search`` on CPU: the search policy's batch judged in each phase's mode, the
 environment restored after each phase, and the report readable by BENCHMARKS.md's table."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from evals import bench_search
-from evals.benchmark_tables import Loaded, search_throughput
+from evals.bench import search as bench_search
+from evals.bench.tables import Loaded, search_throughput
 from hawkeye_env.judge import isolation, replayed
 
 
@@ -37,7 +37,7 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
         # the parts a verdict's wall holds are consecutive: their sum never exceeds it
         assert 0 <= phase["unaccounted_s_median"] < phase["verdict_wall_s_median"]
         assert phase["host"]["cpu_s"].get("worker", 0) > 0, phase["host"]
-    assert report["command"].startswith("python -m evals.bench_search --device cpu --tasks vector_add_fp32 --n 2")
+    assert report["command"].startswith("python -m evals.bench.search --device cpu --tasks vector_add_fp32 --n 2")
     table = search_throughput([Loaded("bs.json", report)])
     assert len(table) == 4 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
     assert table[0].count("|") == 15 and table[2].count("|") == 15 and " of " in table[2]

@@ -1,7 +1,7 @@
-"""BENCHMARKS.md is what ``python -m evals.benchmarks_doc`` renders from ``evals/results/`` and the
+"""BENCHMARKS.md is what ``python -m evals.bench.benchmarks_doc`` renders from ``evals/results/`` and the
 template, every results file it names exists and every file under ``evals/results/`` is read by an
-area; and the results schemas that new files arrive in (``evals.calibrate``,
-``evals.bench_throughput``, ``evals.bench_tasks``) render."""
+area; and the results schemas that new files arrive in (``evals.bench.calibrate``,
+``evals.bench.throughput``, ``evals.bench.tasks``) render."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import shutil
 
 import pytest
 
-from evals import benchmarks_doc
-from evals.benchmarks_doc import AREAS, REPO, RESULTS, Area, render_area, results_files
+from evals.bench import benchmarks_doc
+from evals.bench.benchmarks_doc import AREAS, REPO, RESULTS, Area, render_area, results_files
 
 
 def test_benchmarks_md_is_up_to_date():
-    assert benchmarks_doc.main(["--check"]) == 0, "run python -m evals.benchmarks_doc"
+    assert benchmarks_doc.main(["--check"]) == 0, "run python -m evals.bench.benchmarks_doc"
 
 
 def test_every_results_file_the_generator_names_exists():
@@ -39,7 +39,8 @@ def test_area_keys_are_unique_and_benchmarks_names_no_run():
 
 def test_check_reports_a_stale_document(tmp_path, monkeypatch, capsys):
     (tmp_path / RESULTS).mkdir(parents=True)
-    (tmp_path / "evals" / "benchmarks_template.md").write_text("# B\n\n{{table:grpo}}\n")
+    (tmp_path / benchmarks_doc.TEMPLATE).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / benchmarks_doc.TEMPLATE).write_text("# B\n\n{{table:grpo}}\n")
     shutil.copy(REPO / RESULTS / "grpo-h200-2026-11-30.json", tmp_path / RESULTS)
     monkeypatch.setattr(benchmarks_doc, "REPO", tmp_path)
     area = next(a for a in AREAS if a.key == "grpo")
@@ -52,8 +53,8 @@ def test_check_reports_a_stale_document(tmp_path, monkeypatch, capsys):
 
 
 def test_a_placeholder_without_an_area_is_refused(tmp_path):
-    (tmp_path / "evals").mkdir()
-    (tmp_path / "evals" / "benchmarks_template.md").write_text("{{table:nope}}\n")
+    (tmp_path / benchmarks_doc.TEMPLATE).parent.mkdir(parents=True)
+    (tmp_path / benchmarks_doc.TEMPLATE).write_text("{{table:nope}}\n")
     with pytest.raises(ValueError, match="nope"):
         benchmarks_doc.render(tmp_path, ())
 
@@ -68,7 +69,7 @@ VERSIONS = {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "triton": "3.6.0", "j
 
 
 def test_a_calibration_file_renders_with_its_command(tmp_path):
-    from evals import benchmark_tables
+    from evals.bench import tables as benchmark_tables
 
     rate = {"trials": 4, "failed": 0, "failures": [], "verdicts": 1, "verdicts_failed": 0}
     hack = {"trials": 4, "failed": 3, "failures": [], "verdicts": 1, "verdicts_failed": 1, "passed": 1}
@@ -92,7 +93,7 @@ def test_a_calibration_file_renders_with_its_command(tmp_path):
     }
     rates = "\n".join(_area(tmp_path, benchmark_tables.calibration_rates, "judge-calibration-h200-2026-12-02.json",
                             data))
-    assert "python -m evals.calibrate --device cuda --tasks gemm_bf16 --trials 4" in rates
+    assert "python -m evals.bench.calibrate --device cuda --tasks gemm_bf16 --trials 4" in rates
     assert "| gemm_bf16 | 4 | 0 / 4 (verdicts 0 / 1) | cublas 0 / 4 (verdicts 0 / 1) | 3 / 4 (verdicts 1 / 1)" in rates
     assert "NVIDIA H200, 2026-12-02" in rates
     noise = "\n".join(_area(tmp_path, benchmark_tables.calibration_noise, "judge-calibration-h200-2026-12-02.json",
@@ -110,12 +111,12 @@ def test_a_merged_calibration_names_every_part_and_the_merge(tmp_path):
             "parts": [{"file": "a.json", "args": {**args, "skip": ["noise"]}},
                       {"file": "b.json", "args": {**args, "skip": ["correctness"]}}]}
     recorded = benchmarks_doc._recorded(data)["command"]
-    assert recorded.count("python -m evals.calibrate --device cuda") == 2
-    assert recorded.endswith("python -m evals.calibrate --merge a.json b.json")
+    assert recorded.count("python -m evals.bench.calibrate --device cuda") == 2
+    assert recorded.endswith("python -m evals.bench.calibrate --merge a.json b.json")
 
 
 def test_a_throughput_file_renders(tmp_path):
-    from evals import benchmark_tables
+    from evals.bench import tables as benchmark_tables
 
     phase = {"candidates": 19, "wall_s": 50.0, "candidates_per_min": 22.8, "candidates_per_gpu_min": 22.8,
              "gemm_wall_s_median": 2.5, "unexpected": []}
@@ -124,14 +125,14 @@ def test_a_throughput_file_renders(tmp_path):
                      "2": {"cold": {**phase, "candidates_per_min": 41.0}}},
             "summary": {"speedup": {"cold": 1.8}, "speedup_gpus": [1, 2]}}
     text = "\n".join(_area(tmp_path, benchmark_tables.throughput, "throughput-h200-2026-12-02.json", data,
-                           command="python -m evals.bench_throughput --device cuda"))
+                           command="python -m evals.bench.throughput --device cuda"))
     assert "| 1 | gemm_bf16 alone x3 | - | - | - | - | 1.60 (1.50-1.70) | - |" in text
     assert "1 -> 2 GPUs, cold: 1.80x" in text
-    assert "`python -m evals.bench_throughput --device cuda`" in text
+    assert "`python -m evals.bench.throughput --device cuda`" in text
 
 
 def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
-    from evals import benchmark_tables
+    from evals.bench import tables as benchmark_tables
 
     row = {"stage": "correct", "timed": True, "expert_ms": 0.25, "tflops": 550.0, "gbps": 400.0,
            "copy_fraction": 0.1, "speedup": {"cublas": 0.93}, "unavailable": {},

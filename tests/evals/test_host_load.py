@@ -1,4 +1,4 @@
-"""``evals.host_load``: busy cores and CPU seconds per kind of process, read from ``/proc``."""
+"""``evals.bench.host_load``: busy cores and CPU seconds per kind of process, read from ``/proc``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from evals.host_load import HostLoad, busy_ticks, kind_of, process_ticks
+from evals.bench.host_load import HostLoad, busy_ticks, kind_of, process_ticks
 
 
 def test_a_busy_child_is_counted_under_its_kind():

@@ -35,7 +35,7 @@ def _evaluator(store, **kw) -> Evaluator:
 
 
 # The conformance tasks here; every suite task's expert solution is judged on the GPU by
-# ``python -m evals.bench_tasks --device cuda`` (same evaluator, recorded in BENCHMARKS.md).
+# ``python -m evals.bench.tasks --device cuda`` (same evaluator, recorded in BENCHMARKS.md).
 @pytest.mark.parametrize("task", [s.id for s in list_tasks() if s.module.startswith("hawkeye_env.tasks.conformance.")])
 def test_expert_solution_is_correct_and_timed(store, task):
     v = _evaluator(store).evaluate(task, solution_source(get_task(task)), "cuda")

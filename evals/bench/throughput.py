@@ -1,11 +1,11 @@
 """Benchmark judge throughput: candidates judged per minute for a fixed mixed batch.
 
     H=tests/candidates/hacks
-    python -m evals.bench_throughput --hacks $H --device cuda --gpus 1 2 --out evals/results/throughput-h200.json
-    python -m evals.bench_throughput --hacks $H --device cuda --gpus 1 --out a.json  # one GPU count per command,
-    python -m evals.bench_throughput --hacks $H --device cuda --gpus 2 --out b.json  # then the 1 -> 2 speedup:
-    python -m evals.bench_throughput --merge a.json b.json --out both.json
-    python -m evals.bench_throughput --hacks $H --device cpu --out /tmp/throughput-cpu.json  # tiny CI version
+    python -m evals.bench.throughput --hacks $H --device cuda --gpus 1 2 --out evals/results/throughput-h200.json
+    python -m evals.bench.throughput --hacks $H --device cuda --gpus 1 --out a.json  # one GPU count per command,
+    python -m evals.bench.throughput --hacks $H --device cuda --gpus 2 --out b.json  # then the 1 -> 2 speedup:
+    python -m evals.bench.throughput --merge a.json b.json --out both.json
+    python -m evals.bench.throughput --hacks $H --device cpu --out /tmp/throughput-cpu.json  # tiny CI version
 
 The batch (``mixed_batch``): ``--copies`` copies of the expert solutions of ``gemm_bf16``,
 ``softmax_fp32``, ``rmsnorm_bf16`` and ``vector_add_fp32`` (each copy a distinct source, so the
@@ -42,7 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from evals.calibrate import profile_medians
+from evals.bench.calibrate import profile_medians
 from hawkeye_env.judge import isolation
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.lanes import make_lanes

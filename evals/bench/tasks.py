@@ -1,6 +1,6 @@
 """Benchmark the task suite: each expert solution against every baseline, and its speed targets.
 
-    python -m evals.bench_tasks --device cuda [--tasks gemm_bf16,attention_causal_bf16]
+    python -m evals.bench.tasks --device cuda [--tasks gemm_bf16,attention_causal_bf16]
                                 [--out evals/results/tasks-h200-2026-11-30.json]
 
 For every task it judges the expert solution (``registry.solution_source``) through the one

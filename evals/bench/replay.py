@@ -1,6 +1,6 @@
 """Benchmark the GPU judge's record-and-replay path: each task's expert judged once on CUDA.
 
-    python -m evals.bench_replay --tasks vector_add_fp32,gemm_bf16 --out evals/results/judge-replay-<gpu>-<date>.json
+    python -m evals.bench.replay --tasks vector_add_fp32,gemm_bf16 --out evals/results/judge-replay-<gpu>-<date>.json
 
 Per task: the verdict's stage and reward, the replayed device time, the replay's host launch time
 and the scored time (``timing.py``), the speedups, and where the verdict's seconds went: the
@@ -33,7 +33,7 @@ def row(v) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m evals.bench_replay", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evals.bench.replay", description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", required=True, help="comma-separated task ids")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({k: rows[-1][k] for k in ("task", "stage", "device_ms", "scored_ms", "replay_s")}), flush=True)
         args.out.write_text(json.dumps({"date": datetime.date.today().isoformat(), "device": "cuda",
                                         "versions": software_versions("cuda"),
-                                        "command": f"python -m evals.bench_replay --tasks {args.tasks}",
+                                        "command": f"python -m evals.bench.replay --tasks {args.tasks}",
                                         "verdicts": rows}, indent=1))
 
 

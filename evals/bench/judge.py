@@ -1,6 +1,6 @@
 """Benchmark the judge itself: verdict wall time and timing noise, per task, on one device.
 
-    python -m evals.bench_judge --device cuda --out evals/results/judge-h200.json
+    python -m evals.bench.judge --device cuda --out evals/results/judge-h200.json
 
 For every task it judges the expert solution once with an empty store ("cold": worker start,
 Triton compile, correctness trials, candidate and baseline timing), then ``--repeats`` more times

@@ -1,9 +1,9 @@
 """Calibrate the judge on a GPU: false negatives, false positives and the noise of the speed.
 
-    python -m evals.calibrate --device cuda [--tasks a,b] [--trials 50] [--verdicts 10]
+    python -m evals.bench.calibrate --device cuda [--tasks a,b] [--trials 50] [--verdicts 10]
                               [--in-flight 1 4] [--budget-s 540]
                               [--out evals/results/judge-calibration-<gpu>-<date>.json]
-    python -m evals.calibrate --merge part1.json part2.json --out judge-calibration-<gpu>-<date>.json
+    python -m evals.bench.calibrate --merge part1.json part2.json --out judge-calibration-<gpu>-<date>.json
 
 Three measurements per task, written to one JSON (rewritten after each step, so a run cut short
 keeps what it finished):
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from evals.calibration_outputs import HACKS, judge_output, load_solution, trial_outputs
+from evals.bench.calibration_outputs import HACKS, judge_output, load_solution, trial_outputs
 from hawkeye_env.judge import references
 from hawkeye_env.judge.evaluator import (
     EvalConfig,

@@ -1,10 +1,10 @@
 """Judge throughput on the search policy's batch, with and without the OS sandbox, in one run.
 
-    python -m evals.bench_search --device cuda --n 16 \\
+    python -m evals.bench.search --device cuda --n 16 \\
         --tasks vector_add_fp32,softmax_fp32,rmsnorm_bf16,gemm_bf16 \\
         --phases bwrap:8 off:8 worker:8 bwrap:4 --budget-s 480 \\
         --out evals/results/search-throughput-h200-<date>.json
-    python -m evals.bench_search --device cpu --n 2 --tasks vector_add_fp32 --phases bwrap:2 off:2  # tiny
+    python -m evals.bench.search --device cpu --n 2 --tasks vector_add_fp32 --phases bwrap:2 off:2  # tiny
 
 The batch is what ``hawkeye eval --policy search --n N`` judges on its first turn: sample ``i`` of
 ``SearchPolicy(seed=0)`` for each task (the expert, its unit seeds, then knob mutations), each a
@@ -40,8 +40,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from evals.calibrate import profile_medians
-from evals.host_load import HostLoad
+from evals.bench.calibrate import profile_medians
+from evals.bench.host_load import HostLoad
 from hawkeye_env.edits import extract_source
 from hawkeye_env.judge import isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
@@ -128,7 +128,7 @@ def unaccounted(v: Verdict) -> float:
 def command_line(args) -> str:
     """The command that reproduces a run with ``args`` (the output path left out)."""
     env = [f"{k}={os.environ[k]}" for k in ENV_RECORDED if os.environ.get(k)]
-    parts = [*env, "python -m evals.bench_search", f"--device {args.device}", f"--tasks {args.tasks}",
+    parts = [*env, "python -m evals.bench.search", f"--device {args.device}", f"--tasks {args.tasks}",
              f"--n {args.n}", "--phases " + " ".join(args.phases)]
     if args.timeout is not None:
         parts.append(f"--timeout {args.timeout:g}")

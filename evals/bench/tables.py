@@ -2,18 +2,18 @@
 
 Each function takes the loaded results files of one BENCHMARKS.md area (``Loaded``: the path as
 written in the area and the parsed content) and returns the table's lines, with any summary lines
-below it. ``evals.benchmarks_doc`` puts them into BENCHMARKS.md; the kernel-development schemas
+below it. ``evals.bench.benchmarks_doc`` puts them into BENCHMARKS.md; the kernel-development schemas
 (units, sweeps, Nsight Compute, host launch) are in ``evals.kerneldev.tables``.
 
 Schemas read:
 
 * ``gpu_tests``: the text ``python -m pytest tests/gpu`` prints.
-* ``calibration_rates`` and ``calibration_noise``: ``python -m evals.calibrate``'s JSON.
-* ``throughput``: ``python -m evals.bench_throughput``'s JSON.
-* ``search_throughput``: ``python -m evals.bench_search``'s JSON.
+* ``calibration_rates`` and ``calibration_noise``: ``python -m evals.bench.calibrate``'s JSON.
+* ``throughput``: ``python -m evals.bench.throughput``'s JSON.
+* ``search_throughput``: ``python -m evals.bench.search``'s JSON.
 * ``tolerance_recheck``: trials re-judged after a calibration, each output's worst-element ratios.
-* ``verdict_latency``: ``python -m evals.bench_judge``'s JSON.
-* ``suite``: ``python -m evals.bench_tasks``'s JSON (several files: their tasks together).
+* ``verdict_latency``: ``python -m evals.bench.judge``'s JSON.
+* ``suite``: ``python -m evals.bench.tasks``'s JSON (several files: their tasks together).
 * ``tolerances``: ``python -m evals.kerneldev.correctness_probe``'s JSON lines.
 * ``best_of_n``: a ``hawkeye eval`` folder (its ``results.json``).
 * ``grpo``: the JSON of a ``hawkeye train grpo`` run.
@@ -114,7 +114,7 @@ def calibration_rates(files: list[Loaded]) -> list[str]:
 
 
 def _range(summary: dict, spec: str) -> str:
-    """``median (min-max)`` of an ``evals.calibrate`` summary; ``-`` when it has no values."""
+    """``median (min-max)`` of an ``evals.bench.calibrate`` summary; ``-`` when it has no values."""
     if not summary or not summary.get("n"):
         return "-"
     return f"{fmt(summary.get('median'), spec)} ({fmt(summary.get('min'), spec)}-{fmt(summary.get('max'), spec)})"
@@ -153,7 +153,7 @@ def calibration_noise(files: list[Loaded]) -> list[str]:
 
 def _host_cells(r: dict) -> list[str]:
     """A phase's busy host cores (mean / 90th percentile of ``cores``) and CPU seconds per verdict
-    (all judge processes and the parent; ``evals.host_load``), or dashes where not sampled."""
+    (all judge processes and the parent; ``evals.bench.host_load``), or dashes where not sampled."""
     host = r.get("host") or {}
     if host.get("busy_cores_mean") is None:
         return ["-", "-"]
@@ -163,7 +163,7 @@ def _host_cells(r: dict) -> list[str]:
 
 
 def search_throughput(files: list[Loaded]) -> list[str]:
-    """One row per phase of ``evals.bench_search``: the judge's mode, candidates in flight, the
+    """One row per phase of ``evals.bench.search``: the judge's mode, candidates in flight, the
     verdicts, their stages, the phase's seconds, verdicts per minute (one GPU: per GPU-minute) from
     the phase's start and after its first verdict, the median seconds of a verdict, of waiting
     for its worker and its replay process (``Outcome.start_s``) and of each, and the host's load."""
@@ -204,7 +204,7 @@ def tolerance_recheck(files: list[Loaded]) -> list[str]:
 
 
 def replay_verdicts(files: list[Loaded]) -> list[str]:
-    """One row per expert verdict of ``evals.bench_replay``: the replayed device time (what the
+    """One row per expert verdict of ``evals.bench.replay``: the replayed device time (what the
     score reads), the replay's host launch beside it, whether the call is host-bound, and where the
     verdict's seconds went."""
     rows = []
@@ -276,9 +276,9 @@ def verdict_latency(files: list[Loaded]) -> list[str]:
 
 
 def suite(files: list[Loaded]) -> list[str]:
-    """The task suite's table as ``python -m evals.bench_tasks`` prints it, the tasks of every file
+    """The task suite's table as ``python -m evals.bench.tasks`` prints it, the tasks of every file
     together (a later file's task replaces an earlier one's)."""
-    from evals.bench_tasks import render
+    from evals.bench.tasks import render
 
     merged = {**files[0].data, "tasks": {}}
     for f in files:

@@ -1,12 +1,12 @@
-"""Re-judge single calibration trials: the expert, the vendors and the hacks of ``evals.calibrate``
+"""Re-judge single calibration trials: the expert, the vendors and the hacks of ``evals.bench.calibrate``
 on one planned trial each, by the verdict's own ``checks.check_trials``.
 
-    python -m evals.recheck_trials gla_fwd_bf16:heavy_tailed:30405526 \\
+    python -m evals.bench.recheck_trials gla_fwd_bf16:heavy_tailed:30405526 \\
         simple_gla_long_bf16:heavy_tailed:31693950 --device cuda \\
         --out evals/results/tolerance-recheck-<gpu>-<date>.json
 
 A trial is ``TASK:DISTRIBUTION:SEED`` at the task's timed GPU shape (its first CPU shape on the
-CPU), the seed a failure of ``evals.calibrate`` reported. Per output: whether it passes now, its
+CPU), the seed a failure of ``evals.bench.calibrate`` reported. Per output: whether it passes now, its
 worst element against the worst-element cap measured on the output's RMS and on its row's
 (``correctness.row_rms``; > 1 fails), and at the output-RMS worst element the candidate's, float64
 and native values and the row's RMS. Inputs are drawn on the device, so the same seed on the same
@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from evals.calibration_outputs import judge_output, load_solution, trial_outputs
+from evals.bench.calibration_outputs import judge_output, load_solution, trial_outputs
 from hawkeye_env.judge import correctness, references
 from hawkeye_env.judge.evaluator import resolve_device, software_versions
 from hawkeye_env.tasks.registry import get_task, solution_source
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
         os.environ["TRITON_INTERPRET"] = "1"
         install_bf16_interpreter_fix()
     report = {"date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
-              "command": "python -m evals.recheck_trials " + " ".join(args.trials) + f" --device {args.device}",
+              "command": "python -m evals.bench.recheck_trials " + " ".join(args.trials) + f" --device {args.device}",
               "trials": {}}
     for task, distribution, seed in trials:
         report["trials"][task] = recheck(task, distribution, seed, device)

@@ -1,4 +1,4 @@
-"""What ``evals.calibrate`` and ``evals.recheck_trials`` judge on one planned trial: the expert's
+"""What ``evals.bench.calibrate`` and ``evals.bench.recheck_trials`` judge on one planned trial: the expert's
 module loaded from its source, its output, each vendor baseline's, and three outputs no honest
 kernel produces (the reference at a lower precision, rows zeroed, elements zeroed)
 (``trial_outputs``), each judged by the verdict's own trial check (``judge_output``)."""
