@@ -39,6 +39,11 @@ def _dtypes(dtypes: list, natives: list | None) -> list[str]:
 
 
 def _compare(spec: TaskSpec, o, r, d: str, device: str, native) -> dict:
+    if isinstance(r, torch.Tensor) and not isinstance(o, torch.Tensor):  # a reply's None output
+        inf = float("inf")
+        return {"ok": False, "scored": True, "reason": f"an output is {type(o).__name__}, not a tensor",
+                "max_err_ratio": inf, "quantile_err_ratio": inf, "rel_l2": inf, "rel_l2_bound": 0.0,
+                "quantile_bound": 1.0, "worst_bound": 0.0}
     return correctness.compare(o, r, getattr(torch, d), spec.tolerance(d), device, native=native)
 
 

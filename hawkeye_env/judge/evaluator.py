@@ -235,7 +235,7 @@ class Evaluator:
                               "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
                               **outcome.transfer})
             reply = None if replayed.worker_failure(outcome, v) else outcome.reply
-            problem = reply_check.reply_problem(job, reply) if reply is not None else None
+            problem = replayed.checked(reply_check.reply_problem, job, reply) if reply is not None else None
             if problem:
                 v.stage, v.violations, reply = Stage.REJECTED, [Violation("forged_reply", problem)], None
             elif reply is not None and isinstance(reply.get("profile"), dict):

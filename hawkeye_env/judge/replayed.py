@@ -86,7 +86,7 @@ def _profile(v: Verdict, prefix: str, outcome) -> None:
                           if isinstance(x, (int, float)) and not isinstance(x, bool)})
 
 
-def _checked(check, *args) -> str | None:
+def checked(check, *args) -> str | None:
     """``check(*args)``, a validation of the candidate's reply: an exception it raises is the
     reply's problem (the data is the candidate's, so is the failure: a ``judge_error`` would pay
     a forged reply as a runtime error and judge it again)."""
@@ -112,7 +112,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     if worker_failure(outcome, v):
         return None
     reply = outcome.reply
-    problem = _checked(reply_check.record_problem, record, reply)
+    problem = checked(reply_check.record_problem, record, reply)
     if problem:
         v.stage, v.violations = Stage.REJECTED, [Violation("forged_reply", problem)]
         return None
@@ -125,7 +125,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
             v.stage = Stage.RUNTIME_ERROR
             v.error = reply_check.bounded_text(f"not replayable at shape {trial['shape']}: {entry['refused']}")
             return None
-        problem = _checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops)
+        problem = checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops)
         if problem:
             v.stage, v.violations = Stage.REJECTED, [Violation("invalid_plan", f"shape {trial['shape']}: {problem}")]
             return None
@@ -151,4 +151,4 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     return outcome.reply
 
 
-__all__ = ["ENV_FLAG", "decided_by_reply", "mode", "record_and_replay", "recording_trials", "worker_failure"]
+__all__ = ["ENV_FLAG", "checked", "decided_by_reply", "mode", "record_and_replay", "recording_trials", "worker_failure"]

@@ -97,6 +97,8 @@ class Checker:
         self.modules: dict[str, str] = {}  # local name -> module path
         self.on_self: set[str] = set()  # attribute names the source assigns as self.x
         self.in_classes: set[str] = set()  # names the source's class bodies define
+        self.bound: set[str] = set()  # every name the source binds anywhere (assigned, defined, imported, a parameter)
+        self.functions: set[str] = set()  # the source's module-level and nested function names
         self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
@@ -105,6 +107,18 @@ class Checker:
     def _collect(self) -> None:
         """Module aliases and defined attribute names, read before the checks (order-free)."""
         for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(node.name)
+                if not isinstance(node, ast.ClassDef):
+                    self.functions.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.bound.add(node.arg)
+            elif isinstance(node, ast.alias):
+                self.bound.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                self.bound.add(node.name)
             if isinstance(node, ast.Import):
                 for a in node.names:
                     local, path = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
@@ -185,6 +199,10 @@ class Checker:
             self._name(node, parent, params)
         elif kind is ast.Attribute:
             self._attribute(node, parent)
+        elif kind is ast.Subscript and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            key = node.slice.value  # x["__globals__"] reads what x.__globals__ would; g["exec"] a builtin
+            if not self._forbidden_name(key, node) and key in BUILTIN_NAMES and key not in ALLOWED_BUILTINS:
+                self._add("forbidden_call", node, f"subscript [{key!r}]: the builtin {key} is not allowed")
         elif kind is ast.arg and node.arg.startswith("__"):
             self._add("forbidden_attribute", node, f"name {node.arg} is not allowed")
         elif kind is ast.FunctionDef:
@@ -229,6 +247,11 @@ class Checker:
             self._add("forbidden_attribute", node, f"name {name} is not allowed")
         elif name in BUILTIN_NAMES and name not in ALLOWED_BUILTINS and name not in params:
             self._add("forbidden_call", node, f"use of {name} is not allowed")
+        elif isinstance(node.ctx, ast.Load) and name not in self.bound and name not in BUILTIN_NAMES:
+            # Triton's CPU interpreter copies its own module globals (inspect, np, ast...) into a
+            # kernel's module on the first launch: a name the source never binds is one of those
+            self._add("forbidden_call", node, f"name {name} is never bound in the source: only names it "
+                      "defines, imports or takes as parameters may be read (#18)")
 
     def _forbidden_name(self, attr: str, node: ast.AST) -> bool:
         """The rules that hold on every object; True if one fired."""
@@ -278,9 +301,20 @@ class Checker:
             if attr.startswith("_") and not defined:
                 self._add("forbidden_attribute", node, f"private attribute {text}: only self._x that the "
                           "candidate defines may be read")
-            elif not defined and attr not in self.in_classes:
+            elif not defined and not (attr in self.in_classes and self._candidate_object(node.value)):
                 self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
-                          "(nor defined by the candidate)")
+                          "(nor defined by the candidate on its own objects)")
+
+    def _candidate_object(self, value: ast.AST) -> bool:
+        """Whether ``value`` may carry a name the candidate's class bodies define: any value but a
+        function the source defines (its kernels and helpers), a subscript or a call's result.
+        Those are the objects whose other attributes lead out of the allowlist: a class-body name
+        would otherwise open that attribute on them (``kernel.get_capture_scope`` after
+        ``get_capture_scope = None``). Instances of its own classes (``config.block_m``) keep
+        their fields."""
+        if isinstance(value, (ast.Subscript, ast.Call)):
+            return False
+        return not (isinstance(value, ast.Name) and value.id in self.functions)
 
 
 __all__ = ["Checker", "Finding"]

@@ -5,12 +5,14 @@ the candidate's ``bad_reply``."""
 from __future__ import annotations
 
 import io
+import zipfile
 
 import pytest
 import torch
 
+from hawkeye_env.judge import pickle_depth
 from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
-from hawkeye_env.judge.reply_decode import decode_message
+from hawkeye_env.judge.reply_decode import ForgedMessage, decode_message
 
 
 def _saved(obj) -> bytes:
@@ -41,3 +43,53 @@ def test_shared_references_count_once_not_per_use():
     shared = [[1, 2]]
     payload = _saved({"kind": "final", "a": [shared] * 1000})
     assert nesting_depth(payload) <= 5
+
+
+def _deep_pickle(depth: int) -> bytes:
+    """A progress message whose dict holds a key nested ``depth`` tuples deep."""
+    return (b"\x80\x02}" + b"X\x04\x00\x00\x00kind" + b"X\x08\x00\x00\x00progress" + b"s"
+            + b"N" + b"\x85" * depth + b"N" + b"s" + b".")
+
+
+def _archive(entries: list[tuple[str, bytes]], compression=zipfile.ZIP_STORED) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def test_the_legacy_format_is_refused():
+    """torch's pre-zip format holds several pickles; a depth check of the first would miss a deep
+    fourth one, which torch.load builds."""
+    buf = io.BytesIO()
+    torch.save({"kind": "progress", "violations": []}, buf, _use_new_zipfile_serialization=False)
+    with pytest.raises(ValueError, match="not a torch.save archive"):
+        decode_message(buf.getvalue())
+
+
+def test_the_depth_check_reads_the_pickle_torch_reads():
+    honest = zipfile.ZipFile(io.BytesIO(_saved({"kind": "progress"})))
+    rest = [(n, honest.read(n)) for n in honest.namelist() if n != "archive/data.pkl"]
+    deep = _deep_pickle(MAX_MESSAGE_DEPTH + 10)
+    decoy = _archive([("archive/x/data.pkl", honest.read("archive/data.pkl")), ("archive/data.pkl", deep), *rest])
+    with pytest.raises(ForgedMessage, match="nests"):
+        decode_message(decoy)
+    with pytest.raises(ValueError, match="one folder"):
+        decode_message(_archive([("other/data.pkl", honest.read("archive/data.pkl")), ("archive/data.pkl", deep),
+                                 *rest]))
+    with pytest.raises(ValueError, match="repeats"):
+        with pytest.warns(UserWarning):  # zipfile warns on a duplicate name
+            twice = _archive([("archive/data.pkl", honest.read("archive/data.pkl")), ("archive/data.pkl", deep),
+                              *rest])
+        decode_message(twice)
+
+
+def test_a_compressed_or_oversized_pickle_is_refused_before_it_is_read(monkeypatch):
+    honest = zipfile.ZipFile(io.BytesIO(_saved({"kind": "progress"})))
+    entries = [(n, honest.read(n)) for n in honest.namelist()]
+    with pytest.raises(ValueError, match="compressed"):
+        decode_message(_archive(entries, zipfile.ZIP_DEFLATED))
+    monkeypatch.setattr(pickle_depth, "MAX_PICKLE_BYTES", 8)
+    with pytest.raises(ValueError, match="over 8"):
+        decode_message(_saved({"kind": "progress", "violations": []}))

@@ -312,3 +312,52 @@ def test_gluon_does_not_open_a_way_around_the_rules():
                 "from triton.experimental.gluon.language.amd import cdna3",
                 "import triton.experimental.gluon._compiler"):
         assert check_source(f"{bad}\nclass ModelNew: pass\n"), bad
+
+
+ESCAPE_HEAD = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=offs < n) + tl.load(b_ptr + offs, mask=offs < n),
+             mask=offs < n)
+
+
+'''
+
+
+@pytest.mark.parametrize("body,fragment", [
+    # Triton's CPU interpreter copies its module globals (inspect, np, ast) into the kernel's module
+    ("class ModelNew(nn.Module):\n    getmembers = None\n\n    def forward(self, a, b):\n"
+     "        return dict(inspect.getmembers(add_kernel))['fn']\n", "name inspect is never bound"),
+    # a class-body name opened that attribute on every object, a kernel's included
+    ("class ModelNew(nn.Module):\n    get_capture_scope = None\n\n    def forward(self, a, b):\n"
+     "        return add_kernel.get_capture_scope()\n", "add_kernel.get_capture_scope"),
+    # string subscripts read what the attribute rules refuse
+    ("class ModelNew(nn.Module):\n    def forward(self, a, b):\n        g = {}\n"
+     "        return g['__builtins__']\n", "dunder attribute __builtins__"),
+    ("class ModelNew(nn.Module):\n    def forward(self, a, b):\n        g = {}\n"
+     "        return g['exec']('1')\n", "the builtin exec is not allowed"),
+])
+def test_escapes_through_injected_names_class_body_names_and_string_subscripts(body, fragment):
+    findings = check_source(ESCAPE_HEAD + body)
+    assert any(fragment in f.message for f in findings), findings
+
+
+def test_a_candidates_own_objects_keep_their_fields():
+    source = ESCAPE_HEAD + '''class Tiles:
+    block = 1024
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        config = Tiles()
+        out = torch.empty_like(a)
+        add_kernel[(triton.cdiv(a.numel(), config.block),)](a, b, out, a.numel(), BLOCK=config.block)
+        return out
+'''
+    assert check_source(source) == []

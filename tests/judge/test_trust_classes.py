@@ -76,6 +76,12 @@ FORGERIES = {
     "zero_dim": (Stage.INCORRECT, "shape () != expected"),
     "deep": (Stage.REJECTED, "nests 4"),  # refused before decoding (pickle_depth.py)
     "huge_int": (Stage.RUNTIME_ERROR, "judge_error"),
+    # the depth check reads exactly the pickle torch.load reads, at no more cost (pickle_depth.py)
+    "legacy": (Stage.RUNTIME_ERROR, "not a torch.save archive"),
+    "deflated": (Stage.RUNTIME_ERROR, "compressed entries"),
+    "decoy": (Stage.REJECTED, "nests 4"),
+    "none_output": (Stage.INCORRECT, "an output is NoneType, not a tensor"),
+    "tensor_timing": (Stage.REJECTED, "breaks its validation"),
 }
 
 

@@ -7,7 +7,15 @@ the connection, then exits before the judge's own reply is written. ``FORGE`` pi
 * ``sparse``, ``meta``, ``complex``, ``quantized``, ``zero_dim``: right answers sent as odd tensor
   kinds that are still ``type(o) is torch.Tensor``;
 * ``deep``: right answers, plus an output list nested 400 levels deep in the first row;
-* ``huge_int``: right answers and a worker profile entry of 10**400 (no float holds it).
+* ``huge_int``: right answers and a worker profile entry of 10**400 (no float holds it);
+* ``legacy``: right answers, written in torch's pre-zip format (several pickles in a row, of which
+  a depth check of the first would see only the magic number);
+* ``deflated``: right answers in a zip whose entries are deflate-compressed (a bomb inflates in
+  the parent);
+* ``decoy``: a zip with a shallow ``data.pkl`` in a subfolder, listed first, and a 400-deep one
+  where torch reads it;
+* ``none_output``: right answers but the first row's output is None;
+* ``tensor_timing``: right answers and a tensor where the timing dict goes.
 
 What stops it: ``reply_check`` validates the reply against the parent's own plan (one row per
 planned trial, no timing on CPU): ``forged_reply``; an odd tensor kind fails the comparison or
@@ -69,9 +77,35 @@ def _right_rows(job):
     return rows
 
 
+def _deep_pickle(depth):
+    return (b"\x80\x02}" + b"X\x04\x00\x00\x00kind" + b"X\x05\x00\x00\x00final" + b"s"
+            + b"N" + b"\x85" * depth + b"N" + b"s" + b".")
+
+
+def _write(message, path):
+    if FORGE == "legacy":
+        torch.save(message, path, _use_new_zipfile_serialization=False)
+        return
+    if FORGE not in ("deflated", "decoy"):
+        torch.save(message, path)
+        return
+    import zipfile
+
+    buf = io.BytesIO()
+    torch.save(message, buf)
+    honest = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    entries = [(n, honest.read(n)) for n in honest.namelist()]
+    if FORGE == "decoy":
+        entries = [("archive/x/data.pkl", honest.read("archive/data.pkl")),
+                   *[(n, _deep_pickle(400) if n == "archive/data.pkl" else d) for n, d in entries]]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED if FORGE == "deflated" else zipfile.ZIP_STORED) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+
+
 def _forge(reply):
     job = _run_state().job
-    torch.save({"kind": "final", **reply}, job["reply_path"])
+    _write({"kind": "final", **reply}, job["reply_path"])
     buf = io.BytesIO()
     torch.save({"kind": "final", "reply_file": True}, buf)
     _conn().send_bytes(buf.getvalue())
@@ -95,6 +129,10 @@ class ModelNew(nn.Module):
             for _ in range(400):
                 nested = [nested]
             reply["trials"][0]["outputs"] = nested
+        if FORGE == "none_output":
+            reply["trials"][0]["outputs"] = [None]
+        if FORGE == "tensor_timing":
+            reply["timing"] = torch.ones(3)
         if FORGE == "huge_int":
             reply["profile"] = {"import_s": 10**400}
         _forge(reply)
