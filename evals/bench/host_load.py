@@ -45,12 +45,14 @@ def kind_of(argv: list[str], pid: int, parent: int) -> str:
     """The kind of process ``argv`` is (see the module docstring)."""
     if pid == parent:
         return "parent"
+    name = os.path.basename(argv[0]) if argv else "?"
+    if name in ("bwrap", "ptxas"):  # bwrap's own command line holds the judge process's, --target included
+        return name
     if "--target" in argv:
         i = argv.index("--target")
         if i + 1 < len(argv):
             return TARGET_KINDS.get(argv[i + 1], "judge_other")
-    name = os.path.basename(argv[0]) if argv else "?"
-    return name if name in ("bwrap", "ptxas") else ("python" if name.startswith("python") else name or "?")
+    return "python" if name.startswith("python") else name or "?"
 
 
 class HostLoad:

@@ -231,9 +231,7 @@ class Evaluator:
                                                self._memory_limit_bytes(device), lane, v)
         else:
             outcome = sandbox.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
-            v.profile.update({"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
-                              "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
-                              **outcome.transfer})
+            v.profile.update(replayed.worker_profile(outcome))
             reply = None if replayed.worker_failure(outcome, v) else outcome.reply
             problem = replayed.checked(reply_check.reply_problem, job, reply) if reply is not None else None
             if problem:

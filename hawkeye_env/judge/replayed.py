@@ -77,6 +77,14 @@ def decided_by_reply(reply: dict, v: Verdict) -> bool:
     return bool(v.violations) or reply["stage"] != "ok"
 
 
+def worker_profile(outcome) -> dict[str, float]:
+    """The parent's own timing of a candidate's worker for ``Verdict.profile``: its wall time, the
+    wait to hold it, its standby's start-up, its lane waits and its reply's transfer."""
+    return {"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
+            "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
+            **outcome.transfer}
+
+
 def _profile(v: Verdict, prefix: str, outcome) -> None:
     v.profile[f"{prefix}wall_s"] = outcome.wall_s
     v.profile[f"{prefix}lane_wait_s"] = outcome.lane_wait_s
@@ -106,9 +114,7 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     if standby.enabled(job["device"]):  # the replay's process warms up while the worker records
         standby.POOL.prime(worker_start.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
     outcome = sandbox.run_in_worker(record, timeout_s, memory_limit_bytes, lane)
-    v.profile.update({"worker_wall_s": outcome.wall_s, "worker_start_s": outcome.start_s,
-                      "worker_standby_ready_s": outcome.standby_ready_s, "lane_wait_s": outcome.lane_wait_s,
-                      **outcome.transfer})
+    v.profile.update(worker_profile(outcome))
     if worker_failure(outcome, v):
         return None
     reply = outcome.reply
@@ -151,4 +157,5 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     return outcome.reply
 
 
-__all__ = ["ENV_FLAG", "checked", "decided_by_reply", "mode", "record_and_replay", "recording_trials", "worker_failure"]
+__all__ = ["ENV_FLAG", "checked", "decided_by_reply", "worker_profile",
+           "mode", "record_and_replay", "recording_trials", "worker_failure"]

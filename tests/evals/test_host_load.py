@@ -25,6 +25,8 @@ def test_a_busy_child_is_counted_under_its_kind():
 def test_kinds_and_tick_parsing():
     assert kind_of(["python", "-m", "x", "--target", "hawkeye_env.judge.worker:serve"], 5, 1) == "worker"
     assert kind_of(["/usr/bin/bwrap", "--ro-bind"], 5, 1) == "bwrap"
+    # a sandbox's bwrap carries the worker's command line: it is bwrap, not the worker
+    assert kind_of(["/x/bwrap", "--", "python", "--target", "hawkeye_env.judge.worker:serve"], 5, 1) == "bwrap"
     assert kind_of(["python3"], 1, 1) == "parent"
     assert kind_of(["/opt/ptxas", "-arch"], 5, 1) == "ptxas"
     assert process_ticks("42 (a b) S 1 2 3 4 5 6 7 8 9 10 11 12 13") == 11 + 12
