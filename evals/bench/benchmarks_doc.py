@@ -71,8 +71,8 @@ AREAS: tuple[Area, ...] = (
          "test_side_stream_is_rejected_statically_and_by_the_clocks tests/gpu/test_gpu_judge.py::"
          "test_a_kernel_that_does_less_work_when_unobserved_is_caught", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
-    Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-01.json",)),
-    Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-01.json",)),
+    Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
+    Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
     Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
          {"driver": H200_STACK["driver"]}),
     Area("search-throughput", judge.search_throughput, ("search-throughput-h200-2026-12-01.json",), "",
@@ -98,9 +98,7 @@ AREAS: tuple[Area, ...] = (
          ("judge-cpu-sandbox-off-2026-12-01.json", "judge-cpu-sandbox-on-2026-12-01.json"),
          "HAWKEYE_SANDBOX=off, then bwrap: python -m evals.bench.judge --device cpu --repeats 5 "
          "--tasks softmax_fp32 gemm_bf16"),
-    Area("suite", judge.suite, ("tasks-h200-2026-12-01.json", "tasks-h200-2026-12-01-remaining.json"),
-         "TORCHINDUCTOR_COMPILE_THREADS=8 python -m evals.bench.tasks --device cuda --gpus 2 --workers 1 "
-         "--timeout 300, then --tasks for the tasks left at the call's limit"),
+    Area("suite", judge.suite, ("tasks-h200-2026-12-02.json",), "", {"driver": H200_STACK["driver"]}),
     Area("tolerances", judge.tolerances, ("correctness-diag-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.correctness_probe attention_causal_bf16 simple_gla_fwd_bf16 "
          "fp8_gemm_per_tensor ...", H200_STACK),

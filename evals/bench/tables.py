@@ -288,8 +288,15 @@ def suite(files: list[Loaded]) -> list[str]:
     table = markdown[markdown.index("") + 1:]
     bandwidth = [f"`{f.path.rsplit('/', 1)[-1]}` {f.data['copy_bandwidth']['gbps']:.0f} GB/s"
                  for f in files if f.data.get("copy_bandwidth")]
-    return table + ([""] + ["Copy bandwidth, measured in the same call: " + ", ".join(bandwidth) + "."]
-                    if bandwidth else [])
+    lines = table + ([""] + ["Copy bandwidth, measured in the same call: " + ", ".join(bandwidth) + "."]
+                     if bandwidth else [])
+    from hawkeye_env.tasks.registry import list_tasks
+
+    missing = [s.id for s in list_tasks() if s.id not in merged["tasks"]]
+    if missing:
+        lines += ["", "Tasks without a row here: "
+                  + ", ".join(f"`{t}`" for t in missing) + "."]
+    return lines
 
 
 def tolerances(files: list[Loaded]) -> list[str]:

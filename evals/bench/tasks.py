@@ -1,6 +1,7 @@
 """Benchmark the task suite: each expert solution against every baseline, and its speed targets.
 
     python -m evals.bench.tasks --device cuda [--tasks gemm_bf16,attention_causal_bf16]
+                                [--verdicts 5] [--workers 4] [--budget-s 540]
                                 [--out evals/results/tasks-h200-2026-11-30.json]
 
 For every task it judges the expert solution (``registry.solution_source``) through the one
@@ -15,6 +16,13 @@ recorded with its error and the run goes on. Tasks are judged through ``evaluate
 at once, spread over ``--gpus``, their timed sections never sharing a GPU (the judge's lanes).
 It ends with a rich table and a Markdown table for BENCHMARKS.md. On CPU the solutions are judged
 for correctness only and timing is marked as needing a GPU.
+
+``--verdicts K`` judges K distinct copies of every expert (a comment apart, so nothing can answer
+from a cache), in K rounds of one copy per task, each round one ``evaluate_many`` batch with
+``--workers`` in flight; no round starts after ``--budget-s``. A task's row is its median verdict
+by device time, with ``repeats``: the verdicts' count, their device time's and each speedup's
+median, min, max and max/min, so one run gives the suite's figures and the noise between verdicts
+of identical code under load (issue 18's target: max/min <= 1.04).
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ import datetime
 import json
 import subprocess
 import sys
+import statistics
 import tempfile
+import time
 import traceback
 from pathlib import Path
 
@@ -109,24 +119,55 @@ def task_row(spec: TaskSpec, v, device: str, copy: dict | None) -> dict:
     return row
 
 
+def _spread(values: list[float]) -> dict:
+    """``{"median", "min", "max", "max_over_min"}`` of positive ``values``."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "max_over_min": max(values) / min(values)}
+
+
+def repeated_row(spec: TaskSpec, verdicts: list, device: str, copy: dict | None) -> dict:
+    """The row of ``spec`` from several verdicts of identical code: ``task_row`` of the verdict
+    with the median device time (the first verdict when none was timed), plus ``repeats``."""
+    timed = sorted((v for v in verdicts if v.timed), key=lambda v: v.times_ms["candidate"])
+    row = task_row(spec, timed[(len(timed) - 1) // 2] if timed else verdicts[0], device, copy)
+    repeats: dict = {"n": len(verdicts), "timed": len(timed), "stages": [v.stage.value for v in verdicts]}
+    if timed:
+        repeats["device_ms"] = _spread([v.times_ms["candidate"] for v in timed])
+        names = sorted({n for v in timed for n in v.speedup})
+        by_name = {n: [v.speedup[n] for v in timed if v.speedup.get(n)] for n in names}
+        repeats["speedup"] = {n: _spread(xs) for n, xs in by_name.items() if xs}
+        repeats["host_launch_ms"] = [(v.timing or {}).get("host_launch_ms") for v in timed]
+    row["repeats"] = repeats
+    return row
+
+
 def _fmt(x, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
 def _cells(task: str, r: dict) -> list[str]:
     if "exception" in r:
-        return [task, "error", "-", "-", "-", "-", "-", r["exception"].strip().splitlines()[-1][:80]]
+        return [task, "error", "-", "-", "-", "-", "-", "-", "-", r["exception"].strip().splitlines()[-1][:80]]
     speedups = ", ".join(f"{n} {s:.2f}x" for n, s in r.get("speedup", {}).items())
     speedups += "".join(f", {n} n/a" for n in r.get("unavailable", {}))
     targets = ", ".join(f"{n}>={t['target']}: {_fmt(t['measured'], '.2f')} {t['status']}"
                         for n, t in r["targets"].items())
     frac = r.get("copy_fraction")
-    return [task, r["stage"], _fmt(r.get("expert_ms"), ".4f"), _fmt(r.get("tflops"), ".1f"),
+    rep = r.get("repeats", {})
+    spread = rep.get("device_ms")
+    ms = _fmt(r.get("expert_ms"), ".4f")
+    if spread and rep["timed"] > 1:
+        ms += f" ({spread['min']:.4f}-{spread['max']:.4f})"
+    stage = r["stage"] if not rep or len(set(rep["stages"])) < 2 else "/".join(sorted(set(rep["stages"])))
+    verdicts = f"{rep['timed']} / {rep['n']}" if rep else "1"
+    several = bool(spread) and rep["timed"] > 1
+    return [task, stage, verdicts, ms, _fmt(spread["max_over_min"] if several else None, ".3f"), _fmt(r.get("tflops"), ".1f"),
             _fmt(r.get("gbps"), ".0f"), "-" if frac is None else f"{frac:.0%}",
             speedups or r.get("timing", "-"), targets or "-"]
 
 
-HEADER = ["task", "stage", "expert ms", "TFLOP/s", "GB/s", "of copy BW", "speedup", "targets"]
+HEADER = ["task", "stage", "timed / verdicts", "expert device ms, median (min-max)", "max/min", "TFLOP/s", "GB/s",
+          "of copy BW", "speedup", "targets"]
 
 
 def render(report: dict) -> tuple[Table, str]:
@@ -156,7 +197,7 @@ def gpu_slug(device: str) -> str:
     return next((k.lower() for k in CEILINGS if k in name), "".join(c for c in name.lower() if c.isalnum()))
 
 
-def main(argv: list[str] | None = None) -> dict:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--tasks", nargs="*", default=None, help="task ids, space- or comma-separated")
@@ -165,7 +206,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--gpus", type=int, default=None, help="GPUs to spread the tasks over (default: all)")
     parser.add_argument("--workers", type=int, default=None,
                         help="tasks in flight (default: the judge pool's; timed sections never share a GPU)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--verdicts", type=int, default=1, help="distinct copies of each expert judged")
+    parser.add_argument("--budget-s", type=float, default=None, help="no round of copies starts after this")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = _parser().parse_args(argv)
+    began = time.monotonic()
     device = resolve_device(args.device)
     specs = [get_task(t) for item in args.tasks or [] for t in item.split(",") if t] or list_tasks()
     date = datetime.date.today().isoformat()
@@ -176,6 +224,7 @@ def main(argv: list[str] | None = None) -> dict:
         "date": date, "device": device, "gpu": versions["gpu"],
         "driver": driver_version() if device == "cuda" else "none", "versions": versions,
         "config": config.key(), "copy_bandwidth": None, "tasks": {},
+        "command": "python -m evals.bench.tasks " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     console = Console(width=None if sys.stdout.isatty() else 200)
     if device == "cuda":
@@ -183,29 +232,43 @@ def main(argv: list[str] | None = None) -> dict:
         torch.cuda.empty_cache()  # hand the probe's 2 GiB back before the judge's workers start
         console.print(f"copy bandwidth {report['copy_bandwidth']['gbps']:.0f} GB/s")
     out.parent.mkdir(parents=True, exist_ok=True)
+    verdicts: dict[str, list] = {spec.id: [] for spec in specs}
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = Evaluator(ResultStore(Path(tmp) / "bench.sqlite3"), config)
-
-        def record(i: int, verdict) -> None:
-            spec = specs[i]
-            try:
-                row = task_row(spec, verdict, device, report["copy_bandwidth"])
-            except Exception:  # noqa: BLE001 - one task's failure must not stop the others
-                row = {"stage": "error", "exception": traceback.format_exc(limit=6)}
-            report["tasks"][spec.id] = row
-            out.write_text(json.dumps(report, indent=1, sort_keys=True))
-            console.print(f"{spec.id}: {row['stage']} ({verdict.wall_s:.0f} s)", highlight=False)
-
-        jobs = [(spec.id, solution_source(spec)) for spec in specs]
-        evaluate_many(evaluator, jobs, device, workers=args.workers, use_cache=False, on_verdict=record,
-                      gpus=args.gpus)
+        for copy in range(args.verdicts):
+            if copy and args.budget_s is not None and time.monotonic() - began > args.budget_s:
+                break
+            _judge_round(evaluator, specs, copy, device, args, verdicts, report, out, console)
+        report["rounds"] = min(len(v) for v in verdicts.values())
     report["tasks"] = {spec.id: report["tasks"][spec.id] for spec in specs if spec.id in report["tasks"]}
+    report["wall_s"] = time.monotonic() - began
     out.write_text(json.dumps(report, indent=1, sort_keys=True))
     table, markdown = render(report)
     console.print(table)
     print(markdown)
     print(f"\nwrote {out}")
     return report
+
+
+def _judge_round(evaluator, specs: list[TaskSpec], copy: int, device: str, args, verdicts: dict, report: dict,
+                 out: Path, console) -> None:
+    """One copy of every expert through one ``evaluate_many`` batch; each task's row rebuilt from
+    all its verdicts so far and the JSON rewritten as each verdict arrives."""
+
+    def record(i: int, verdict) -> None:
+        spec = specs[i]
+        verdicts[spec.id].append(verdict)
+        try:
+            row = repeated_row(spec, verdicts[spec.id], device, report["copy_bandwidth"])
+        except Exception:  # noqa: BLE001 - one task's failure must not stop the others
+            row = {"stage": "error", "exception": traceback.format_exc(limit=6)}
+        report["tasks"][spec.id] = row
+        out.write_text(json.dumps(report, indent=1, sort_keys=True))
+        console.print(f"{spec.id} #{copy}: {row['stage']} ({verdict.wall_s:.0f} s)", highlight=False)
+
+    suffix = f"\n# suite copy {copy}\n" if copy else ""
+    jobs = [(spec.id, solution_source(spec) + suffix) for spec in specs]
+    evaluate_many(evaluator, jobs, device, workers=args.workers, use_cache=False, on_verdict=record, gpus=args.gpus)
 
 
 if __name__ == "__main__":

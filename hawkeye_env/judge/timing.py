@@ -27,7 +27,7 @@ alike; the host launch is reported beside it and never mixed into it. ``host_lau
 fastest clock-check enqueue (host interference only ever adds time) and ``host_launch_median_ms``
 their median; ``host_bound`` is true when the fastest enqueue is longer than the device time: a
 call that, issued back to back, runs at its host's pace. The verdict and its feedback say so. On
-the H200 (2026-12-01, ``evals/results/judge-calibration-h200-2026-12-01.json``) the host launch of
+the H200 (2026-12-01, ``evals/results/judge-calibration-h200-2026-12-02.json``) the host launch of
 one expert moved 2-2.7x between verdicts, its fastest enqueue as much as its median (rmsnorm
 0.038-0.101 ms, linear_decode 0.063-0.118 ms), while the device time moved 1.003-1.026x; a score
 that took the host launch when longer moved 1.47-1.87x between verdicts of identical code.
