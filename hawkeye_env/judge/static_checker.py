@@ -23,6 +23,7 @@ from hawkeye_env.judge.static_allowlist import (
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
+from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
 
 
@@ -99,6 +100,9 @@ class Checker:
         self.in_classes: set[str] = set()  # names the source's class bodies define
         self.bound: set[str] = set()  # every name the source binds anywhere (assigned, defined, imported, a parameter)
         self.functions: set[str] = set()  # the source's module-level and nested function names
+        self.instances: set[str] = set()  # names bound only to calls of the source's own classes
+        self.classes: set[str] = set()  # the source's class names
+        self.methods: set[str] = set()  # plain methods (not static or class methods) of those classes
         self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
@@ -141,6 +145,38 @@ class Checker:
                             if isinstance(t, ast.Name):
                                 self.in_classes.add(t.id)
 
+    def _collect_instances(self) -> None:
+        """``self.instances``: names whose every binding is ``name = OwnClass(...)`` with a class the
+        source defines, so the attributes read on them are the candidate's own."""
+        classes = {n.name for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)}
+        self.classes = classes
+        self.methods = {f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) for f in c.body
+                        if isinstance(f, ast.FunctionDef) and not any(
+                            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                            for d in f.decorator_list)}
+        bindings: dict[str, int] = {}
+        own: dict[str, int] = {}
+        for node in ast.walk(self.tree):
+            names: list[str] = []
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names = [node.id]
+            elif isinstance(node, ast.arg):
+                names = [node.arg]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.alias):
+                names = [node.asname or node.name.split(".")[0]]
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names = [node.name]
+            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                  and isinstance(node.value.func, ast.Name) and node.value.func.id in classes):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        own[t.id] = own.get(t.id, 0) + 1
+            for name in names:
+                bindings[name] = bindings.get(name, 0) + 1
+        self.instances = {name for name, n in own.items() if bindings.get(name) == n}
+
     def _module_of(self, node: ast.AST) -> str | None:
         """The module path ``node`` evaluates to (``F`` -> ``torch.nn.functional``), else None."""
         attrs: list[str] = []
@@ -158,6 +194,7 @@ class Checker:
 
     def run(self) -> list[Finding]:
         self._collect()
+        self._collect_instances()
         # (node, parent, depth, parameter names of the enclosing functions, parent's line)
         stack: list[tuple[ast.AST, ast.AST | None, int, frozenset[str], int]] = [(self.tree, None, 1, frozenset(), 0)]
         too_deep = False
@@ -276,6 +313,10 @@ class Checker:
                           "be assigned (#6)")
         if self._forbidden_name(attr, node):
             return
+        if isinstance(node.value, ast.Name) and node.value.id in self.classes and attr in self.methods:
+            self._add("forbidden_attribute", node, f"{text}: a method read on its class binds self to any "
+                      "object it is called with; call it on an instance (#18)")
+            return
         module = self._module_of(node.value)
         if module is not None:
             if module == "torch" and attr == "load":
@@ -298,9 +339,14 @@ class Checker:
         else:
             on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
             defined = on_self and (attr in self.on_self or attr in self.in_classes)
+            own = isinstance(node.value, ast.Name) and node.value.id in self.instances
             if attr.startswith("_") and not defined:
                 self._add("forbidden_attribute", node, f"private attribute {text}: only self._x that the "
                           "candidate defines may be read")
+            elif not defined and attr in self.in_classes and attr in FOREIGN_ATTRIBUTES and not own:
+                self._add("forbidden_attribute", node, f"{text}: {attr} is also an attribute of kernels, "
+                          "tensors, modules or builtin objects; a name a class of yours defines is readable "
+                          "there on self, or on a name bound only to an instance of your class (#18)")
             elif not defined and not (attr in self.in_classes and self._candidate_object(node.value)):
                 self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
                           "(nor defined by the candidate on its own objects)")

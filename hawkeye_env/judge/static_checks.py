@@ -25,8 +25,10 @@ a module to another name changes nothing:
   ``f(torch)``, default arguments);
 - other attributes (tensors, dtypes, descriptors, containers, the candidate's own objects): the
   names in ``OBJECT_ATTRIBUTES``, names a class body of the source defines (fields, methods,
-  constants; on any object, as the checker has no types) and names the source assigns as
-  ``self.x`` (on ``self`` only). A ``_private`` name is allowed only as ``self._x`` that the source
+  constants; on any object, as the checker has no types, except the names other objects carry
+  too, ``static_foreign.FOREIGN_ATTRIBUTES``, readable on ``self`` and on names bound only to
+  instances of the source's classes) and names the source assigns as ``self.x`` (on ``self``
+  only). A plain method is never read on its class (``C.f(x)`` binds ``self`` to ``x``). A ``_private`` name is allowed only as ``self._x`` that the source
   defines; dunders only ``__init__`` and ``__name__``. ``str.format`` only on a literal whose
   fields read no attribute or index (``"{0.__class__}"``);
 - names: builtins outside ``ALLOWED_BUILTINS`` (``getattr``, ``vars``, ``type``, ``object``,
@@ -39,10 +41,9 @@ a module to another name changes nothing:
 Not covered statically (left to run-time guards and the sandbox): torch compute ops (#8, the op
 recorder), decoy kernels (#9, the launch counter), input mutation (#2), lazy outputs (#5), caches
 keyed on pointers or held in module-level containers (#7, fresh inputs), impossible timings (#15),
-a method whose ``self`` is bound to a foreign object by an explicit call (``C.f(torch.Tensor)``),
-a class-body name that unlocks the same public name on a foreign object (the always-forbidden
-names cover those known to reach host copies, pointers, frames or host callbacks), and anything
-reachable through a value an allowed function returns that the lists do not foresee.
+a class-body name that unlocks a public name of an object type ``FOREIGN_ATTRIBUTES`` does not
+list, and anything reachable through a value an allowed function returns that the lists do not
+foresee.
 
 Where the rules live: this module is the entry point (``parse_source``, ``check_source``); the
 walk over the tree is ``static_checker.py``, the lists are ``static_allowlist.py``, and which

@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
+import triton
 
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.static_allowlist import FORBIDDEN_ATTRIBUTES, MODULE_ATTRIBUTES, OBJECT_ATTRIBUTES
@@ -361,3 +362,82 @@ class ModelNew(nn.Module):
         return out
 '''
     assert check_source(source) == []
+
+
+@pytest.mark.parametrize("body,fragment", [
+    # a kernel reached through another name, a parameter or an attribute of an own object
+    ("class ModelNew(nn.Module):\n    get_capture_scope = None\n\n    def forward(self, a, b):\n"
+     "        k = add_kernel\n        return k.get_capture_scope()\n", "k.get_capture_scope: get_capture_scope is also"),
+    ("class ModelNew(nn.Module):\n    fn = None\n\n    def forward(self, a, b):\n"
+     "        return scope(add_kernel)\n\n\ndef scope(kernel):\n    return kernel.fn\n", "kernel.fn: fn is also"),
+    ("class Holder:\n    kernel = add_kernel\n    cache = None\n\n\nclass ModelNew(nn.Module):\n"
+     "    def forward(self, a, b):\n        h = Holder()\n        return h.kernel.cache\n", "h.kernel.cache: cache is also"),
+    # a name bound to an own instance and to something else is no instance
+    ("class Cfg:\n    src = ''\n\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n"
+     "        c = Cfg()\n        c = add_kernel\n        return c.src\n", "c.src: src is also"),
+    # a method read on its class takes any object as self
+    ("class ModelNew(nn.Module):\n    def get_capture_scope(self):\n        return self.get_capture_scope()\n\n"
+     "    def forward(self, a, b):\n        return ModelNew.get_capture_scope(add_kernel)\n",
+     "a method read on its class binds self"),
+])
+def test_class_body_names_that_kernels_and_tensors_carry_are_read_on_own_objects_only(body, fragment):
+    findings = check_source(ESCAPE_HEAD + body)
+    assert any(fragment in f.message for f in findings), findings
+
+
+def test_own_instances_static_methods_and_class_constants_keep_their_names():
+    source = ESCAPE_HEAD + '''class Tiles:
+    fn = 1
+    cache = 2
+    BLOCK = 1024
+
+    @staticmethod
+    def grid(n):
+        return (triton.cdiv(n, Tiles.BLOCK),)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        tiles = Tiles()
+        out = torch.empty_like(a)
+        add_kernel[Tiles.grid(a.numel())](a, b, out, a.numel() + tiles.fn + tiles.cache - 3, BLOCK=Tiles.BLOCK)
+        return out
+'''
+    assert check_source(source) == []
+
+
+def test_the_foreign_attribute_list_covers_this_triton_and_torch():
+    """``static_foreign.FOREIGN_ATTRIBUTES`` is data; recompute it from the installed packages."""
+    import dataclasses
+    import functools
+    import typing
+
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.experimental import gluon
+
+    from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
+
+    objects = [_sample_kernel, _autotuned, _with_heuristics, gluon.jit(_sample_gluon), triton.Config({"B": 1}),
+               tl.constexpr(1), torch.zeros(1), torch.nn.Linear(1, 1), torch.nn.Parameter(torch.zeros(1)),
+               torch.float32, torch.device("cpu"), torch.Size([1]), torch.Generator(), torch.finfo(torch.float32),
+               lambda: 0, len, torch.zeros(1).add, functools.partial(len), type, {}, [], (), "", b"", 0, 0.0, 0j,
+               set(), frozenset(), slice(1), range(1), Exception(), dataclasses.field(), typing.List[int], None]
+    names = {n for o in objects for n in dir(o) if not n.startswith("_")}
+    missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
+    assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"
+    assert {"fn", "cache", "get_capture_scope", "apply", "run"} <= FOREIGN_ATTRIBUTES
+
+
+def _sample(x):
+    pass
+
+
+def _sample_gluon(x):
+    pass
+
+
+_sample_kernel = triton.jit(_sample)
+_autotuned = triton.autotune(configs=[triton.Config({})], key=[])(triton.jit(_sample))
+_with_heuristics = triton.heuristics({"B": lambda args: 1})(triton.jit(_sample))

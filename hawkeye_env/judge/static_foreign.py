@@ -1,0 +1,97 @@
+"""Attribute names that objects a candidate holds, other than its own, carry: Triton kernels (JIT,
+autotuned, heuristics, Gluon), ``triton.Config``, ``constexpr``, tensors, parameters, ``nn.Module``,
+dtypes, devices, sizes, generators, ``finfo``, functions, methods, ``functools.partial``, types and
+the builtin containers, numbers, strings and exceptions. Data only.
+
+The static rules let a name that the candidate's class bodies define be read on its own objects;
+the checker has no types, so a class-body name that one of these objects also carries (``fn``,
+``cache``, ``get_capture_scope`` on a kernel; ``apply`` on a module) is readable on ``self`` alone
+(``static_checker.py``). Names of ``OBJECT_ATTRIBUTES`` are left out (allowed on any object anyway),
+and so are dunders (their own rule). ``tests/judge/test_static_allowlist.py`` recomputes the list
+from the installed Triton and torch and fails when a name is missing, so an upgrade that adds one
+is caught.
+"""
+
+from __future__ import annotations
+
+FOREIGN_ATTRIBUTES: frozenset[str] = frozenset(
+    """
+    H T_destination abbr abs_ absolute absolute_ acos acos_ acosh acosh_ add_module add_note
+    add_pre_run_hook addbmm addbmm_ addcdiv addcdiv_ addcmul addcmul_ addmm addmm_ addmv addmv_ addr
+    addr_ adjoint all all_kwargs allclose aminmax angle any apply apply_ arccos arccos_ arccosh
+    arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh arctanh_
+    arg_names argmax argmin argsort argwhere as_integer_ratio as_strided as_strided_
+    as_strided_scatter as_subclass asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_
+    backward baddbmm baddbmm_ base_fn bernoulli bernoulli_ bincount bit_count bits bitwise_and
+    bitwise_and_ bitwise_left_shift bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or
+    bitwise_or_ bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ bmm buffers byte
+    cache cache_key cache_results call_super_init capitalize casefold cauchy_ ccol_indices cdouble
+    ceil ceil_ center cfloat chalf char check_disk_cache children cholesky cholesky_inverse
+    cholesky_solve clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clear clip clip_
+    clone_state coalesce col_indices compare compile configs configs_top_k conj conj_physical
+    conj_physical_ conjugate const_data_ptr constexprs copy copy_with copysign copysign_ corrcoef
+    cos cos_ cosh cosh_ count_nonzero cov cpu create_binder cross crow_indices cuda cummax cummin
+    cumprod cumprod_ cumsum cumsum_ data_ptr debug decode def_file_col_number def_file_line_number
+    default default_factory deg2rad deg2rad_ denominator dense_dim dequantize det detach_
+    device_caches diag diag_embed diagflat diagonal diagonal_scatter diff difference
+    difference_update digamma digamma_ dim_order discard dist div_ divide divide_ do_bench
+    do_not_specialize do_not_specialize_on_alignment dot dsplit dump_patches early_config_prune eig
+    encode eq eq_ equal erf erf_ erfc erfc_ erfinv erfinv_ eval exp2 exp2_ exp_ expandtabs expm1
+    expm1_ exponential_ extra_repr file_name fill_diagonal_ find fix fix_ flip fliplr flipud
+    float_power float_power_ floor floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ fn format
+    format_map frac frac_ frexp from_bytes fromhex fromkeys func gather gcd gcd_ ge ge_ geometric_
+    geqrf ger get_buffer get_capture_scope get_device get_extra_state get_offset get_parameter
+    get_state get_submodule grad grad_dtype grad_fn graphsafe_get_state graphsafe_set_state greater
+    greater_ greater_equal greater_equal_ gt gt_ hardshrink hash hash_tensor heaviside heaviside_
+    hex histc histogram hsplit hypot hypot_ i0 i0_ igamma igamma_ igammac igammac_ imag in_features
+    index_add index_add_ index_copy index_copy_ index_fill index_fill_ index_put index_put_
+    index_reduce index_reduce_ index_select indices init initial_seed inner int_repr intersection
+    intersection_update inverse ipu ir_override is_coalesced is_complex is_conj is_cpu
+    is_distributed is_gluon is_inference is_integer is_ipu is_leaf is_maia is_meta is_mkldnn is_mps
+    is_mtia is_neg is_nested is_nonzero is_pinned is_quantized is_same_size is_set_to is_shared
+    is_signed is_sparse is_sparse_csr is_vulkan is_xla is_xpu isalnum isalpha isascii isclose
+    isdecimal isdigit isdisjoint isfinite isidentifier isinf islower isnan isneginf isnumeric
+    isposinf isprintable isreal isspace issubset issuperset istft istitle isupper item kernel
+    keywords kron kthvalue kw_only launch_metadata lcm lcm_ ldexp ldexp_ le le_ lerp lerp_ less
+    less_ less_equal less_equal_ lgamma lgamma_ ljust load_state_dict log10 log10_ log1p log1p_ log2
+    log2_ log_ log_normal_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and
+    logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor logical_xor_ logit
+    logit_ logsumexp lstrip lstsq lt lt_ lu lu_solve mH maketrans manual_seed map2_ map_ masked_fill
+    masked_fill_ masked_scatter masked_scatter_ masked_select matrix_exp matrix_power maximum
+    maxnreg median metadata minimum mm mode module module_load modules moveaxis movedim mro msort
+    mtia multinomial multiply multiply_ mv mvlgamma mvlgamma_ named_buffers named_children
+    named_modules named_parameters nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum
+    narrow_copy ndimension ne ne_ neg neg_ negative negative_ nelement new new_empty_strided
+    new_tensor nextafter nextafter_ noinline nonzero nonzero_static norm normal_ not_equal
+    not_equal_ num_reps num_warmups numerator numpy orgqr ormqr out_features outer output_nr params
+    parse partition perf_model pin_memory pinverse polygamma polygamma_ popitem positive post_hook
+    pow pow_ pre_hook pre_run_hooks preload prelu prod prune_configs put put_ q_per_channel_axis
+    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme quantile rad2deg
+    rad2deg_ random_ ravel raw_src real reciprocal reciprocal_ record_stream register_backward_hook
+    register_forward_hook register_forward_pre_hook register_full_backward_hook
+    register_full_backward_pre_hook register_hook register_load_state_dict_post_hook
+    register_load_state_dict_pre_hook register_module register_post_accumulate_grad_hook
+    register_state_dict_post_hook register_state_dict_pre_hook reinforce relu relu_ remainder
+    remainder_ remove removeprefix removesuffix renorm renorm_ repeat repeat_interleave repr
+    requires_grad_ reset_parameters reset_to_zero resize resize_ resize_as resize_as_
+    resize_as_sparse_ resolution resolve_conj resolve_neg restore_copies restore_value retain_grad
+    retains_grad reverse rewrite rewriter rewritten_fn rfind rindex rjust roll rot90 round round_
+    row_indices rpartition rsplit rsqrt_ rstrip run scatter scatter_ scatter_add scatter_add_
+    scatter_reduce scatter_reduce_ seed select_scatter set_ set_extra_state set_offset set_state
+    set_submodule sgn sgn_ share_memory share_memory_ short sigmoid_ sign sign_ signature signbit
+    sin sin_ sinc sinc_ sinh sinh_ slice_inverse slice_scatter slogdet smallest_normal smm solve
+    sort sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ split_with_sizes splitlines
+    sqrt_ square square_ squeeze_ src sspaddmm start starting_line_number state_dict std step stft
+    stop storage storage_type sub_ subtract subtract_ sum_to_size svd swapaxes swapaxes_ swapcase
+    swapdims swapdims_ symeig symmetric_difference symmetric_difference_update t_ take
+    take_along_dim tan tan_ tanh tanh_ tensor_split tile tiny title to_bytes to_complex to_dense
+    to_empty to_mkldnn to_padded_tensor to_real to_sparse to_sparse_bsc to_sparse_bsr to_sparse_coo
+    to_sparse_csc to_sparse_csr tolist topk trace train translate transpose_ triangular_solve tril
+    tril_ triu triu_ true_divide true_divide_ trunc trunc_ type_as unflatten unfold uniform_ union
+    unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze_
+    untyped_storage use_cuda_graph used_global_vals user_defined_post_hook user_defined_pre_hook var
+    vdot version vsplit warmup where with_traceback xlogy xlogy_ xpu zero_grad zfill
+    """.split()
+)
+
+__all__ = ["FOREIGN_ATTRIBUTES"]
