@@ -30,9 +30,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import statistics
 import subprocess
 import sys
-import statistics
 import tempfile
 import time
 import traceback
@@ -161,9 +161,9 @@ def _cells(task: str, r: dict) -> list[str]:
     stage = r["stage"] if not rep or len(set(rep["stages"])) < 2 else "/".join(sorted(set(rep["stages"])))
     verdicts = f"{rep['timed']} / {rep['n']}" if rep else "1"
     several = bool(spread) and rep["timed"] > 1
-    return [task, stage, verdicts, ms, _fmt(spread["max_over_min"] if several else None, ".3f"), _fmt(r.get("tflops"), ".1f"),
-            _fmt(r.get("gbps"), ".0f"), "-" if frac is None else f"{frac:.0%}",
-            speedups or r.get("timing", "-"), targets or "-"]
+    spread_text = _fmt(spread["max_over_min"] if several else None, ".3f")
+    return [task, stage, verdicts, ms, spread_text, _fmt(r.get("tflops"), ".1f"), _fmt(r.get("gbps"), ".0f"),
+            "-" if frac is None else f"{frac:.0%}", speedups or r.get("timing", "-"), targets or "-"]
 
 
 HEADER = ["task", "stage", "timed / verdicts", "expert device ms, median (min-max)", "max/min", "TFLOP/s", "GB/s",

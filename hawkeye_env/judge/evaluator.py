@@ -141,6 +141,7 @@ class Evaluator:
         }
         shape = dict(spec.gpu_shapes[0])
         if device != "cuda":
+            job["reply_limit_bytes"] = sandbox.SMALL_REPLY_BYTES
             self._run(spec, job, shape, {}, v, lane)
             return
         job["timing"] = {"seed": seed ^ 0xA5A5, "iters": self.config.iters, "retries": self.config.retries,

@@ -205,6 +205,7 @@ class MessageReader:
             raise ValueError(f"a worker message of {size} bytes exceeds the {self.limit} byte limit")
         if len(self.buf) < head + size:
             return None
-        message = bytes(self.buf[head:head + size])
+        with memoryview(self.buf) as view:  # one copy of the message, not two
+            message = bytes(view[head:head + size])
         del self.buf[:head + size]
         return message

@@ -1,12 +1,21 @@
-"""How deeply the containers of a pickle nest, found from its opcodes without building anything.
+"""How deeply the containers of a pickle nest, and how many keys hash predictably, found from its
+opcodes without building anything.
 
 A worker's messages are ``torch.save`` archives decoded by the parent with
 ``torch.load(weights_only=True)``, which builds only primitive containers but builds them however
-deep the bytes say. CPython hashes and frees nested tuples recursively in C: a 3 MB message of
-``TUPLE1`` opcodes (a dict key nested three million deep) overflows the parent's C stack, a
-segfault of the trusted process. ``nesting_depth`` walks the opcodes with a stack of depths, each
-value pushed as how deep it nests, memo entries included, in time linear in the pickle's length;
-``reply_decode.decode_message`` refuses a message deeper than ``MAX_MESSAGE_DEPTH`` before decoding it.
+the bytes say. Two shapes cost the trusted parent more than the message's size:
+
+* depth: CPython hashes and frees nested tuples recursively in C, so a 3 MB message of ``TUPLE1``
+  opcodes (a dict key nested three million deep) overflows the parent's C stack, a segfault;
+* colliding keys: ints, floats and tuples of them hash the same in every process (strings and
+  bytes are salted per process), so a dict or set of keys chosen to share one hash is built in
+  time quadratic in its size, in C, where no timeout reaches it (CPU machine: 20,000 int keys
+  ``k * (2**61 - 1)``, all hashing to 0, took 7 s; 40,000 took 31 s).
+
+``message_shape`` walks the opcodes with a stack of values (how deep each nests, whether it is a
+string), memo entries included, in time linear in the pickle's length: the deepest nesting, and
+the most keys that are not strings or bytes in one dict or set and in the whole pickle.
+``reply_decode`` refuses a message over ``MAX_MESSAGE_DEPTH`` or ``MAX_LOOSE_KEYS`` before decoding.
 """
 
 from __future__ import annotations
@@ -18,92 +27,179 @@ import zipfile
 # The judge's own messages nest at most about 12 deep (a reply dict, a launch plan's steps, a
 # step's arguments, a tensor reference's size list, torch's tensor rebuild arguments).
 MAX_MESSAGE_DEPTH = 64
+# Keys that are not strings or bytes (ints, floats, tuples), per dict or set and in the whole
+# message: the judge's own messages key their dicts by strings, and hold no set. 1,024 colliding int
+# keys build in about 20 ms, so the bounds cost the parent at most about 1.3 s (64 such dicts).
+MAX_LOOSE_KEYS = 1024
+MAX_LOOSE_KEYS_TOTAL = 64 * 1024
 # A message's pickle (tensors are separate entries): the judge's largest, a reply with launch plans
-# of at most ``launch_plan.MAX_VALUES`` values per shape, is a few MB. The walk runs at about 4.5
-# MB/s in the parent (CPU machine: 1.06 s for 4.6 MB of small ints), so the cap bounds one message.
+# of at most ``launch_plan.MAX_VALUES`` values per shape, is a few MB. The walk runs at about 5.5
+# MB/s in the parent (CPU machine: 2.0 s for 11.4 MB of small ints), so the cap bounds one message
+# to about 6 s.
 MAX_PICKLE_BYTES = 32 << 20
 
-_MARK = -1  # a MARK on the depth stack (depths are >= 0)
 _SCALAR_OPS = frozenset(
     "INT BININT BININT1 BININT2 LONG LONG1 LONG4 STRING BINSTRING SHORT_BINSTRING BINBYTES "
     "SHORT_BINBYTES BINBYTES8 BYTEARRAY8 NONE NEWTRUE NEWFALSE UNICODE SHORT_BINUNICODE BINUNICODE "
     "BINUNICODE8 FLOAT BINFLOAT GLOBAL EXT1 EXT2 EXT4 PERSID NEXT_BUFFER".split())
+# Scalars that unpickle as str or bytes (their hashes are salted per process).
+_TEXT_OPS = frozenset(
+    "STRING BINSTRING SHORT_BINSTRING BINBYTES SHORT_BINBYTES BINBYTES8 UNICODE SHORT_BINUNICODE BINUNICODE "
+    "BINUNICODE8".split())
 _EMPTY_OPS = frozenset("EMPTY_LIST EMPTY_DICT EMPTY_SET EMPTY_TUPLE".split())
 _TO_MARK_OPS = frozenset("LIST TUPLE DICT FROZENSET INST OBJ".split())
 _NOTHING_OPS = frozenset("PROTO FRAME STOP READONLY_BUFFER".split())
 
 
-def _pop_to_mark(stack: list[int]) -> list[int]:
-    items = []
-    while stack and stack[-1] != _MARK:
-        items.append(stack.pop())
-    if stack:
-        stack.pop()
-    return items
+# Callables whose argument's items become keys: ``set(list)``, ``OrderedDict(pairs)``... (protocol 2
+# pickles a set as a reduce of ``set`` on a list).
+_KEYED_CALLABLES = frozenset(
+    f"{module} {name}" for module in ("__builtin__", "builtins") for name in ("set", "frozenset", "dict")
+) | {"collections OrderedDict", "collections defaultdict", "collections Counter"}
+
+
+class _Value:
+    """One value on the walk's stack: how deep it nests, whether it is a string, (a dict or set)
+    how many keys it holds that are not strings, (a list or tuple) how many such items and the
+    most of its own items' such items, and (a global) its name."""
+
+    __slots__ = ("depth", "text", "loose", "items", "inner", "name")
+
+    def __init__(self, depth: int, text: bool = False, name: str = "") -> None:
+        self.depth, self.text, self.loose, self.items, self.inner, self.name = depth, text, 0, 0, 0, name
+
+
+_MARK = _Value(-1)
+_SCALAR = _Value(0)  # every plain scalar (shared; ``into_top`` never changes it in place)
+
+
+class _Shape:
+    """The walk's state and what it found."""
+
+    def __init__(self) -> None:
+        self.stack: list[_Value] = []
+        self.memo: dict[int, _Value] = {}
+        self.deepest = 0
+        self.loose_total = 0
+
+    def pop(self, n: int) -> list[_Value]:
+        """The top ``n`` values (fewer if the stack is shorter), topmost first."""
+        return [self.stack.pop() for _ in range(min(n, len(self.stack)))]
+
+    def pop_to_mark(self) -> list[_Value]:
+        """The values above the topmost MARK, topmost first; the MARK is dropped."""
+        items = []
+        while self.stack and self.stack[-1] is not _MARK:
+            items.append(self.stack.pop())
+        if self.stack:
+            self.stack.pop()
+        return items
+
+    def nest(self, items: list[_Value]) -> _Value:
+        """A list or tuple of ``items``."""
+        built = _Value(1 + max((v.depth for v in items), default=0))
+        built.items = sum(1 for v in items if not v.text)
+        built.inner = max((v.items for v in items), default=0)
+        return built
+
+    def into_top(self, items: list[_Value], keys: list[_Value]) -> None:
+        """``items`` put into the container on top of the stack, ``keys`` among them as keys."""
+        if self.stack and self.stack[-1] is not _MARK:
+            top = self.stack[-1]
+            if top is _SCALAR:  # a malformed pickle adds to a scalar: keep the shared one intact
+                top = self.stack[-1] = _Value(0)
+            top.depth = max(top.depth, 1 + max((v.depth for v in items), default=0))
+            top.items += sum(1 for v in items if not v.text)
+            self.count_keys(top, sum(1 for k in keys if not k.text))
+
+    def count_keys(self, container: _Value, loose: int) -> None:
+        """``loose`` more keys that are not strings put into ``container``."""
+        container.loose += loose
+        self.loose_total += loose
+        if container.loose > MAX_LOOSE_KEYS or self.loose_total > MAX_LOOSE_KEYS_TOTAL:
+            raise ValueError(f"a dict or set with {container.loose} keys that are not strings ({self.loose_total} "
+                             f"in the message), over {MAX_LOOSE_KEYS} ({MAX_LOOSE_KEYS_TOTAL}): keys that can be "
+                             "chosen to collide")
+
+    def reduce(self, n: int) -> _Value:
+        """A callable applied to its arguments (``REDUCE``, ``NEWOBJ``: callable, argument tuple;
+        ``NEWOBJ_EX``: callable, tuple, keywords): a keyed constructor's arguments' items count
+        as its keys."""
+        popped = self.pop(n)
+        call, args = popped[-1] if popped else _Value(0), popped[-2] if len(popped) > 1 else _Value(0)
+        built = self.nest(popped)
+        built.items = built.inner = 0
+        if call.name in _KEYED_CALLABLES:
+            self.count_keys(built, args.inner)
+        return built
+
+
+def _step(shape: _Shape, name: str, arg) -> None:
+    """One opcode's effect on the walk's stack and memo."""
+    stack = shape.stack
+    if name in _SCALAR_OPS:
+        if name in _TEXT_OPS:
+            stack.append(_Value(0, True, arg if isinstance(arg, str) else ""))
+        elif name == "GLOBAL":
+            stack.append(_Value(0, name=arg))
+        else:
+            stack.append(_SCALAR)
+    elif name in _EMPTY_OPS:
+        stack.append(_Value(1))
+    elif name == "MARK":
+        stack.append(_MARK)
+    elif name in _TO_MARK_OPS:
+        items = shape.pop_to_mark()
+        built = shape.nest(items)
+        if name in ("DICT", "FROZENSET"):  # topmost first: value, key, value, key... for a dict
+            keys = items[1::2] if name == "DICT" else items
+            shape.count_keys(built, sum(1 for k in keys if not k.text))
+        stack.append(built)
+    elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+        stack.append(shape.nest(shape.pop(int(name[-1]))))
+    elif name == "APPEND":
+        shape.into_top(shape.pop(1), [])
+    elif name == "SETITEM":
+        items = shape.pop(2)
+        shape.into_top(items, items[1:])
+    elif name in ("APPENDS", "SETITEMS", "ADDITEMS"):
+        items = shape.pop_to_mark()
+        shape.into_top(items, items if name == "ADDITEMS" else items[1::2] if name == "SETITEMS" else [])
+    elif name in ("REDUCE", "NEWOBJ"):
+        stack.append(shape.reduce(2))
+    elif name == "NEWOBJ_EX":
+        stack.append(shape.reduce(3))
+    elif name == "BUILD":
+        shape.into_top(shape.pop(1), [])
+    elif name == "STACK_GLOBAL":
+        names = shape.pop(2)
+        stack.append(_Value(0, name=" ".join(v.name for v in reversed(names))))
+    elif name == "BINPERSID":
+        shape.pop(1)
+        stack.append(_Value(0))
+    elif name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+        shape.memo[len(shape.memo) if name == "MEMOIZE" else int(arg)] = stack[-1] if stack else _Value(0)
+    elif name in ("GET", "BINGET", "LONG_BINGET"):
+        stack.append(shape.memo.get(int(arg)) or _Value(0))
+    elif name == "POP":
+        shape.pop(1)
+    elif name == "POP_MARK":
+        shape.pop_to_mark()
+    elif name == "DUP":
+        stack.append(stack[-1] if stack else _Value(0))
+    elif name not in _NOTHING_OPS:
+        raise ValueError(f"pickle opcode {name} is not one a worker message uses")
 
 
 def _pickle_depth(data: bytes) -> int:
-    """The deepest nesting of containers and reconstructed objects in pickle ``data``."""
-    stack: list[int] = []
-    memo: dict[int, int] = {}
-    deepest = 0
+    """The deepest nesting of containers and reconstructed objects in pickle ``data``; ``ValueError``
+    when a dict or set holds more keys that are not strings than ``MAX_LOOSE_KEYS`` allows."""
+    shape = _Shape()
     for op, arg, _ in pickletools.genops(data):
-        name = op.name
-        if name in _SCALAR_OPS:
-            stack.append(0)
-        elif name in _EMPTY_OPS:
-            stack.append(1)
-        elif name == "MARK":
-            stack.append(_MARK)
-        elif name in _TO_MARK_OPS:
-            items = _pop_to_mark(stack)
-            stack.append(1 + max(items, default=0))
-        elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
-            n = int(name[-1])
-            items = [stack.pop() for _ in range(min(n, len(stack)))]
-            stack.append(1 + max(items, default=0))
-        elif name in ("APPEND", "SETITEM"):
-            items = [stack.pop() for _ in range(min(1 if name == "APPEND" else 2, len(stack)))]
-            if stack:
-                stack[-1] = max(stack[-1], 1 + max(items, default=0))
-        elif name in ("APPENDS", "SETITEMS", "ADDITEMS"):
-            items = _pop_to_mark(stack)
-            if stack:
-                stack[-1] = max(stack[-1], 1 + max(items, default=0))
-        elif name in ("REDUCE", "NEWOBJ"):
-            items = [stack.pop() for _ in range(min(2, len(stack)))]
-            stack.append(1 + max(items, default=0))
-        elif name == "NEWOBJ_EX":
-            items = [stack.pop() for _ in range(min(3, len(stack)))]
-            stack.append(1 + max(items, default=0))
-        elif name == "BUILD":
-            state = stack.pop() if stack else 0
-            if stack:
-                stack[-1] = max(stack[-1], 1 + state)
-        elif name == "STACK_GLOBAL":
-            del stack[-2:]
-            stack.append(0)
-        elif name == "BINPERSID":
-            if stack:
-                stack.pop()
-            stack.append(0)
-        elif name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
-            key = len(memo) if name == "MEMOIZE" else int(arg)
-            memo[key] = stack[-1] if stack else 0
-        elif name in ("GET", "BINGET", "LONG_BINGET"):
-            stack.append(memo.get(int(arg), 0))
-        elif name == "POP":
-            if stack:
-                stack.pop()
-        elif name == "POP_MARK":
-            _pop_to_mark(stack)
-        elif name == "DUP":
-            stack.append(stack[-1] if stack else 0)
-        elif name not in _NOTHING_OPS:
-            raise ValueError(f"pickle opcode {name} is not one a worker message uses")
-        if stack:
-            deepest = max(deepest, stack[-1])
-    return deepest
+        _step(shape, op.name, arg)
+        if shape.stack and shape.stack[-1] is not _MARK:
+            shape.deepest = max(shape.deepest, shape.stack[-1].depth)
+    return shape.deepest
 
 
 def nesting_depth(payload) -> int:

@@ -110,7 +110,8 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
     replay's reply, checked against ``job`` (the evaluator reads it as a worker's); None when
     ``v`` is already decided (the worker failed or was rejected, the plans were refused or
     malformed, the replay failed)."""
-    record = {**job, "trials": recording_trials(job["trials"]), "timing": None, "record": True}
+    record = {**job, "trials": recording_trials(job["trials"]), "timing": None, "record": True,
+              "reply_limit_bytes": sandbox.SMALL_REPLY_BYTES}
     if standby.enabled(job["device"]):  # the replay's process warms up while the worker records
         standby.POOL.prime(worker_start.REPLAY_TARGET, job["device"], lane, memory_limit_bytes)
     outcome = sandbox.run_in_worker(record, timeout_s, memory_limit_bytes, lane)

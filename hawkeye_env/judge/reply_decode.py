@@ -71,7 +71,8 @@ def read_reply_file(path: str, limit_bytes: int, mapped: bool = False) -> tuple[
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("reply file is not a regular file")
         if limit_bytes and st.st_size > limit_bytes:
-            raise ValueError(f"reply file of {st.st_size / 2**30:.1f} GiB exceeds the memory limit")
+            raise ValueError(f"reply file of {st.st_size / 2**20:.0f} MiB exceeds its limit of "
+                             f"{limit_bytes / 2**20:.0f} MiB")
         _refuse_deep(f)
         f.seek(0)
         try:

@@ -78,10 +78,18 @@ from hawkeye_env.judge.worker_start import (
 )
 
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
-# times per trial; more than MAX_MESSAGES of them, or one above the memory limit (or
-# MAX_MESSAGE_BYTES without one), is a worker flooding the parent.
+# times per trial; a recording worker's reply (its launch plans) a few MB; final replies with
+# outputs are written to the reply file. More than MAX_MESSAGES messages, or one frame above
+# MAX_MESSAGE_BYTES, is a worker flooding the parent: a frame is held whole in the parent's memory
+# while it arrives, and once more as the message (``output_capture.MessageReader``). A worker whose
+# reply file cannot be written (a full disk) sends its reply through the socket, within this bound.
 MAX_MESSAGES = 10_000
-MAX_MESSAGE_BYTES = 4 << 30
+MAX_MESSAGE_BYTES = 64 << 20
+# A reply file with no GPU-shape outputs: a CPU worker's (CPU shapes hold at most about 16k
+# elements, ``kernelbench_shapes.CPU_ELEMENT_BUDGET``: a few MB of outputs) and a recording worker's
+# (its launch plans and cubins). Such a job's ``reply_limit_bytes``; the parent reads the whole file,
+# so a larger bound would let a candidate hold that much of the parent's memory per verdict.
+SMALL_REPLY_BYTES = 256 << 20
 # A worker may wait for its lane up to 4x its own timeout in total: enough for the timed sections
 # of a handful of other workers on the same GPU (each bounded by their own timeout), short enough
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
@@ -231,7 +239,7 @@ def _watch(parent, proc, output: WorkerOutput | None, job: dict, timeout_s: floa
         except OSError:  # e.g. a standby that died while it waited: a retryable crash
             proc.join(KILL_GRACE_S)
             return failed("crash", describe_exit(proc.exitcode))
-        reader = MessageReader(parent.fileno(), memory_limit_bytes or MAX_MESSAGE_BYTES)
+        reader = MessageReader(parent.fileno(), MAX_MESSAGE_BYTES)
         messages = 0
         while True:
             if output is not None:
@@ -318,7 +326,8 @@ def _final_reply(message: dict, size: int, proc, job: dict, memory_limit_bytes: 
     read). Raises ``ValueError`` (``ForgedMessage``) as ``read_reply_file``."""
     if message.get("reply_file") and job.get("reply_path"):
         kill(proc)
-        return read_reply_file(job["reply_path"], memory_limit_bytes, mapped)
+        limits = [x for x in (job.get("reply_limit_bytes"), memory_limit_bytes) if x]
+        return read_reply_file(job["reply_path"], min(limits, default=0), mapped)
     return message, size
 
 
@@ -337,5 +346,5 @@ def _over_limit(proc, claim: LaneClaim, lane: Lane | None, elapsed_s: float, tim
     return None
 
 
-__all__ = ["LANE_WAIT_FACTOR", "MAX_MESSAGES", "MEMORY_POLL_S", "OUTPUT_STAGES", "PROFILE_ENV", "REPLY_FILE", "Outcome",
-           "output_label", "run_in_worker", "run_job", "with_output"]
+__all__ = ["LANE_WAIT_FACTOR", "MAX_MESSAGES", "MEMORY_POLL_S", "OUTPUT_STAGES", "PROFILE_ENV", "REPLY_FILE",
+           "SMALL_REPLY_BYTES", "Outcome", "output_label", "run_in_worker", "run_job", "with_output"]

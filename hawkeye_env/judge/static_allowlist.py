@@ -153,6 +153,17 @@ ALLOWED_BUILTINS: frozenset[str] = _names("""
     KeyError IndexError RuntimeError NotImplementedError AssertionError ArithmeticError
     ZeroDivisionError OverflowError AttributeError SystemExit""")
 BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins)) | {"__builtins__"}
+# Names Triton's CPU interpreter (``triton.runtime.interpreter``) copies into a kernel's module on
+# its first launch, wherever the module lacks them (numpy, inspect and the interpreter's own
+# classes), less the typing names and those a candidate may import itself. A read of a name the
+# candidate never surely bound falls through to them (``static_scopes.py``); these are refused
+# wherever they appear, so no order of module-level calls can reach them either.
+INTERPRETER_NAMES: frozenset[str] = _names("""
+    ASTTransformer ExtraFunctions FunctionRewriter GridExecutor InterpretedFunction
+    InterpreterBuilder InterpreterError InterpreterOptions KernelInterface ReduceOps
+    ReduceScanOpInterface ScanOps TensorDescHandle TensorHandle TritonSemantic ast inspect
+    interpreter_builder interpreter_semantic np np_erf_fp32 np_erf_fp64 np_umulhi_u64 partial
+    textwrap time""")
 # Dunder names reported as forbidden calls (the others as forbidden attributes).
 FORBIDDEN_DUNDER_NAMES: frozenset[str] = frozenset({"__builtins__", "__import__", "__loader__", "__spec__"})
 ALLOWED_DUNDERS: frozenset[str] = frozenset({"__init__", "__name__"})

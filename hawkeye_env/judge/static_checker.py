@@ -20,11 +20,13 @@ from hawkeye_env.judge.static_allowlist import (
     FORBIDDEN_ATTRIBUTE_PREFIXES,
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_DUNDER_NAMES,
+    INTERPRETER_NAMES,
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
 from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
+from hawkeye_env.judge.static_scopes import resolve
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ class Checker:
         self.modules: dict[str, str] = {}  # local name -> module path
         self.on_self: set[str] = set()  # attribute names the source assigns as self.x
         self.in_classes: set[str] = set()  # names the source's class bodies define
-        self.bound: set[str] = set()  # every name the source binds anywhere (assigned, defined, imported, a parameter)
+        self.where: dict[int, str] = {}  # each Name node: where its read resolves, or its binding scope
         self.functions: set[str] = set()  # the source's module-level and nested function names
         self.instances: set[str] = set()  # names bound only to calls of the source's own classes
         self.classes: set[str] = set()  # the source's class names
@@ -110,19 +112,10 @@ class Checker:
 
     def _collect(self) -> None:
         """Module aliases and defined attribute names, read before the checks (order-free)."""
+        self.where = resolve(self.tree)
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self.bound.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.bound.add(node.name)
-                if not isinstance(node, ast.ClassDef):
-                    self.functions.add(node.name)
-            elif isinstance(node, ast.arg):
-                self.bound.add(node.arg)
-            elif isinstance(node, ast.alias):
-                self.bound.add(node.asname or node.name.split(".")[0])
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                self.bound.add(node.name)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.add(node.name)
             if isinstance(node, ast.Import):
                 for a in node.names:
                     local, path = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
@@ -195,11 +188,11 @@ class Checker:
     def run(self) -> list[Finding]:
         self._collect()
         self._collect_instances()
-        # (node, parent, depth, parameter names of the enclosing functions, parent's line)
-        stack: list[tuple[ast.AST, ast.AST | None, int, frozenset[str], int]] = [(self.tree, None, 1, frozenset(), 0)]
+        # (node, parent, depth, parent's line)
+        stack: list[tuple[ast.AST, ast.AST | None, int, int]] = [(self.tree, None, 1, 0)]
         too_deep = False
         while stack:
-            node, parent, depth, params, line = stack.pop()
+            node, parent, depth, line = stack.pop()
             self.line = getattr(node, "lineno", line)
             if depth > MAX_AST_DEPTH:
                 if not too_deep:
@@ -207,18 +200,12 @@ class Checker:
                     self._add("forbidden_call", node, f"the syntax tree nests more than {MAX_AST_DEPTH} levels "
                               "deep: no kernel needs that, and deep trees crash parent-side tools (#23)")
                 continue
-            self._check(node, parent, params)
-            inner = params
-            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-                a = node.args
-                inner = params | {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
-            body = node.body if isinstance(node, (ast.FunctionDef, ast.Lambda)) else ()
-            body_ids = {id(b) for b in (body if isinstance(body, list) else [body])} if body else set()
+            self._check(node, parent)
             for child in ast.iter_child_nodes(node):
-                stack.append((child, node, depth + 1, inner if id(child) in body_ids else params, self.line))
+                stack.append((child, node, depth + 1, self.line))
         return self.findings
 
-    def _check(self, node: ast.AST, parent: ast.AST | None, params: frozenset[str]) -> None:
+    def _check(self, node: ast.AST, parent: ast.AST | None) -> None:
         kind = type(node)
         if kind in (ast.Global, ast.Nonlocal):
             word = "global" if kind is ast.Global else "nonlocal"
@@ -233,13 +220,17 @@ class Checker:
         elif kind is ast.ImportFrom:
             self._import_from(node)
         elif kind is ast.Name:
-            self._name(node, parent, params)
+            self._name(node, parent)
         elif kind is ast.Attribute:
             self._attribute(node, parent)
         elif kind is ast.Subscript and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             key = node.slice.value  # x["__globals__"] reads what x.__globals__ would; g["exec"] a builtin
             if not self._forbidden_name(key, node) and key in BUILTIN_NAMES and key not in ALLOWED_BUILTINS:
                 self._add("forbidden_call", node, f"subscript [{key!r}]: the builtin {key} is not allowed")
+        elif kind is ast.AugAssign and isinstance(node.target, ast.Name) and self.where.get(
+                id(node)) == "fallthrough" and node.target.id not in ALLOWED_BUILTINS:
+            self._add("forbidden_call", node, f"{node.target.id} += ...: the name is not surely bound where it is "
+                      "read (#18)")
         elif kind is ast.arg and node.arg.startswith("__"):
             self._add("forbidden_attribute", node, f"name {node.arg} is not allowed")
         elif kind is ast.FunctionDef:
@@ -273,7 +264,7 @@ class Checker:
             if (a.asname or "").startswith("__"):
                 self._add("forbidden_attribute", node, f"name {a.asname} is not allowed")
 
-    def _name(self, node: ast.Name, parent: ast.AST | None, params: frozenset[str]) -> None:
+    def _name(self, node: ast.Name, parent: ast.AST | None) -> None:
         name = node.id
         if name in self.modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
             self._add("forbidden_attribute", node, f"module {name} used as a value: only its attributes may "
@@ -282,13 +273,24 @@ class Checker:
             self._add("forbidden_call", node, f"use of {name} is not allowed")
         elif name.startswith("__") and name not in ALLOWED_DUNDERS:
             self._add("forbidden_attribute", node, f"name {name} is not allowed")
-        elif name in BUILTIN_NAMES and name not in ALLOWED_BUILTINS and name not in params:
+        elif name in INTERPRETER_NAMES and self.where.get(id(node)) in ("module", "fallthrough"):
+            # at module level: the interpreter's own {name} is put there, and a module-level call
+            # can run before the candidate's binding is made
+            self._add("forbidden_call", node, f"module-level name {name}: Triton's CPU interpreter puts a {name} "
+                      "of its own in a kernel's module; use another name there (#18)")
+        elif name in BUILTIN_NAMES and name not in ALLOWED_BUILTINS and self.where.get(id(node)) not in (
+                "local", "enclosing", "function"):
+            # a parameter or local of a function shadows the builtin; a class body's or the
+            # module's binding can be read before it is made, and then the read is the builtin
             self._add("forbidden_call", node, f"use of {name} is not allowed")
-        elif isinstance(node.ctx, ast.Load) and name not in self.bound and name not in BUILTIN_NAMES:
-            # Triton's CPU interpreter copies its own module globals (inspect, np, ast...) into a
-            # kernel's module on the first launch: a name the source never binds is one of those
-            self._add("forbidden_call", node, f"name {name} is never bound in the source: only names it "
-                      "defines, imports or takes as parameters may be read (#18)")
+        elif isinstance(node.ctx, ast.Load) and self.where.get(id(node), "fallthrough") == "fallthrough" and (
+                name not in BUILTIN_NAMES):
+            # Triton's CPU interpreter copies its own module globals into a kernel's module on the
+            # first launch, wherever the module lacks the name: a read that may find no binding of
+            # the candidate's finds one of those (static_scopes.py)
+            self._add("forbidden_call", node, f"name {name} is not surely bound where it is read: a name must "
+                      "be a local, a parameter, or bound by an unconditional top-level statement of the module "
+                      "(of the class body, before the read) (#18)")
 
     def _forbidden_name(self, attr: str, node: ast.AST) -> bool:
         """The rules that hold on every object; True if one fired."""

