@@ -4,7 +4,8 @@ env and the one evaluator (``common.py``: the shared judge and the env's episode
 =====================  ==========================================  ==============================
 module                 what the stack loads                         extra
 =====================  ==========================================  ==============================
-``verifiers_env.py``   ``load_environment()`` (prime-rl, verifiers) ``pip install 'hawkeye-env[verifiers]'``
+``verifiers_env.py``   ``KernelTaskset`` / ``KernelMultiTurnEnv``   ``pip install 'hawkeye-env[verifiers]'``
+                       (id ``hawkeye-env``), ``load_environment()``
 ``skyrl.py``           ``KernelOptTextEnv`` (SkyRL-gym text env)    ``pip install 'hawkeye-env[skyrl]'``
 ``verl.py``            ``compute_score`` / ``compute_score_batch``  none (veRL calls it)
 =====================  ==========================================  ==============================
