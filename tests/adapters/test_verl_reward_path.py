@@ -91,7 +91,9 @@ def test_reward_loop_worker_loads_compute_score_and_scores_a_batch(tokenizer_dir
         asyncio.set_event_loop(None)
         worker.loop.close()
     after = cpu_judge.status()
-    assert after["submitted"] - before["submitted"] == 2 and after["batches"] - before["batches"] == 1
+    # both code replies reach the one shared judge (in one batch when their threads arrive within its
+    # batching window, which a loaded 2-core machine need not give)
+    assert after["submitted"] - before["submitted"] == 2 and 1 <= after["batches"] - before["batches"] <= 2
     assert type(worker.reward_manager).__name__ == "NaiveRewardManager"
     assert [(o["reward_score"], o["reward_extra_info"]["stage"]) for o in outputs] == EXPECTED
     assert outputs[0]["reward_extra_info"]["correct"] is True
