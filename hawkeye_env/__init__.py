@@ -1,5 +1,18 @@
-"""hawkeye-env: a trustworthy judge for LLM-written Triton kernels and its Gymnasium environment."""
+"""hawkeye-env: a trustworthy judge for LLM-written Triton kernels and its Gymnasium environment.
 
-from hawkeye_env.registration import register_envs
+The package is also verifiers' plugin ``hawkeye-env`` (``vf-eval hawkeye-env``): ``__all__`` holds
+the taskset and env classes verifiers looks up, loaded from the verifiers adapter on first access
+(``hawkeye_env.registration``).
+"""
+
+from hawkeye_env.registration import VERIFIERS_ENTRY_POINTS, register_envs, verifiers_entry_point
 
 register_envs()
+
+__all__ = list(VERIFIERS_ENTRY_POINTS)
+
+
+def __getattr__(name: str):
+    if name in VERIFIERS_ENTRY_POINTS:
+        return verifiers_entry_point(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

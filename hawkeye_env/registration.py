@@ -1,17 +1,27 @@
-"""The one place the package's Gymnasium environments are registered.
+"""The one place the package's environments are registered: Gymnasium's and verifiers' plugin.
 
 ``import hawkeye_env`` calls ``register_envs()``; calling it again is a no-op. Registration imports
 neither torch nor the env module: the entry point is a string, resolved by ``gymnasium.make``::
 
     import gymnasium, hawkeye_env
     env = gymnasium.make("hawkeye/KernelOpt-v2", tasks=["vector_add_fp32"], store=":memory:")
+
+verifiers 0.4 imports its plugin id ``hawkeye-env`` as the ``hawkeye_env`` package and reads the
+names in its ``__all__``: ``VERIFIERS_ENTRY_POINTS``, each resolved by ``verifiers_entry_point``
+on first access, so verifiers stays an optional extra.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import gymnasium
 
 KERNEL_OPT_ID = "hawkeye/KernelOpt-v2"
+VERIFIERS_ENTRY_POINTS = {
+    "KernelTaskset": "hawkeye_env.adapters.verifiers_env:KernelTaskset",
+    "KernelMultiTurnEnv": "hawkeye_env.adapters.verifiers_env:KernelMultiTurnEnv",
+}
 
 
 def register_envs() -> None:
@@ -29,4 +39,11 @@ def register_envs() -> None:
                        vector_entry_point="hawkeye_env.vector:KernelOptVectorEnv", nondeterministic=True)
 
 
-__all__ = ["KERNEL_OPT_ID", "register_envs"]
+def verifiers_entry_point(name: str) -> type:
+    """The class ``VERIFIERS_ENTRY_POINTS[name]`` names (imports the verifiers adapter; ``KeyError``
+    for another name, ``ImportError`` with the install hint when verifiers is missing)."""
+    module, _, attr = VERIFIERS_ENTRY_POINTS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+__all__ = ["KERNEL_OPT_ID", "VERIFIERS_ENTRY_POINTS", "register_envs", "verifiers_entry_point"]

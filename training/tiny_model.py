@@ -34,24 +34,32 @@ def training_corpus() -> list[str]:
     return texts
 
 
-def build_tiny_model(out_dir: str | Path, vocab_size: int = 2048, hidden_size: int = 64, layers: int = 2,
-                     seed: int = 0) -> Path:
-    """Train the tokenizer, initialise the model, save both (safetensors + tokenizer files) to ``out_dir``."""
-    import torch
+def build_tiny_tokenizer(vocab_size: int = 2048):
+    """The byte-level BPE trained on ``training_corpus()`` (a ``PreTrainedTokenizerFast``, no chat
+    template, not saved); ``decode(encode(text))`` gives back any text. About 3 s on 2 cores."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    from trl.chat_template_utils import qwen2_5_chat_template
+    from transformers import PreTrainedTokenizerFast
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     bpe.train_from_iterator(training_corpus(), trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        bos_token=None, unk_token=None)
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, unk_token=None)
+
+
+def build_tiny_model(out_dir: str | Path, vocab_size: int = 2048, hidden_size: int = 64, layers: int = 2,
+                     seed: int = 0) -> Path:
+    """Train the tokenizer, initialise the model, save both (safetensors + tokenizer files) to ``out_dir``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tiny_tokenizer(vocab_size)
     tokenizer.chat_template = qwen2_5_chat_template
     tokenizer.save_pretrained(out)
 

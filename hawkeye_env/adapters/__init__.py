@@ -4,11 +4,14 @@ env and the one evaluator (``common.py``: the shared judge and the env's episode
 =====================  ==========================================  ==============================
 module                 what the stack loads                         extra
 =====================  ==========================================  ==============================
-``verifiers_env.py``   ``load_environment()`` (prime-rl, verifiers) ``pip install 'hawkeye-env[verifiers]'``
+``verifiers_env.py``   ``KernelTaskset`` / ``KernelMultiTurnEnv``   ``pip install 'hawkeye-env[verifiers]'``
+                       (id ``hawkeye-env``), ``load_environment()``
 ``skyrl.py``           ``KernelOptTextEnv`` (SkyRL-gym text env)    ``pip install 'hawkeye-env[skyrl]'``
-``verl.py``            ``compute_score`` / ``compute_score_batch``  none (veRL calls it)
+``verl.py``            ``compute_score`` / ``compute_score_batch``  ``pip install 'hawkeye-env[verl]'``
 =====================  ==========================================  ==============================
 
-Each module imports its library at import time and raises ``ImportError`` with the install hint
-when it is missing. TRL's recipes live in ``training/``; an OpenEnv client in ``hawkeye_env/server``.
+``verifiers_env.py`` and ``skyrl.py`` import their library at import time and raise ``ImportError``
+with the install hint when it is missing; ``verl.py`` imports nothing of veRL (veRL's reward worker
+imports it) and names its install in ``INSTALL_HINT``. TRL's recipes live in ``training/``; an
+OpenEnv client in ``hawkeye_env/server``.
 """

@@ -12,21 +12,23 @@ credit assignment. Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
     from hawkeye_env.adapters.verifiers_env import load_environment
     env = load_environment(tasks=["vector_add_fp32"], context="docs", max_turns=3)   # max_turns=1: single-turn
 
-verifiers finds a taskset by a top-level module name (its plugin id); importing this module makes
-it importable as ``TASKSET_ID`` (``hawkeye_kernels``) in this process, the id its configs carry.
+verifiers 0.4 finds a taskset by its id, imported as a module (``-`` read as ``_``), and takes the
+``Taskset`` and ``Env`` subclasses that module exports in ``__all__``. The id is ``TASKSET_ID``,
+``hawkeye-env``: the ``hawkeye_env`` package exports ``KernelTaskset`` and ``KernelMultiTurnEnv``
+(``hawkeye_env.registration.VERIFIERS_ENTRY_POINTS``), so ``vf-eval hawkeye-env`` and
+``vf.load_environment`` build the same env as ``load_environment`` here, which goes through them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Iterator
 
 from hawkeye_env.adapters.common import judged_step, new_episode, score_reply, shared_judge
 
 INSTALL_HINT = "the verifiers adapter needs verifiers: pip install 'hawkeye-env[verifiers]'"
-TASKSET_ID = "hawkeye_kernels"
+TASKSET_ID = "hawkeye-env"
 
 try:
     import verifiers.v1 as vf
@@ -112,15 +114,13 @@ class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
 
 def load_environment(tasks: list[str] | None = None, context: str = "docs", max_turns: int = 1,
                      target_speedup: float | None = None, **env_config) -> KernelMultiTurnEnv:
-    """The verifiers ``Env`` over ``KernelTaskset``: ``max_turns=1`` is single-turn (one judged reply),
-    more is multi-turn (the judge's feedback goes back to the model after each reply)."""
-    taskset = KernelTasksetConfig(id=TASKSET_ID, tasks=list(tasks or []), context=context, max_turns=max_turns,
-                                  target_speedup=target_speedup)
-    return KernelMultiTurnEnv(KernelEnvConfig(taskset=taskset, **env_config))
+    """The verifiers ``Env`` over ``KernelTaskset``, built by verifiers' loader from ``TASKSET_ID``:
+    ``max_turns=1`` is single-turn (one judged reply), more is multi-turn (the judge's feedback goes
+    back to the model after each reply). ``env_config``: further ``EnvConfig`` fields."""
+    taskset = {"id": TASKSET_ID, "tasks": list(tasks or []), "context": context, "max_turns": max_turns,
+               "target_speedup": target_speedup}
+    return vf.load_environment(vf.resolve_env_config({"taskset": taskset, **env_config}))
 
-
-sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
 
 __all__ = ["INSTALL_HINT", "TASKSET_ID", "KernelData", "KernelEnvConfig", "KernelMultiTurnEnv", "KernelTask",
-           "KernelTaskset",
-           "KernelTasksetConfig", "load_environment"]
+           "KernelTaskset", "KernelTasksetConfig", "load_environment"]

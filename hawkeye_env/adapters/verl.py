@@ -1,16 +1,17 @@
 """veRL: a reward function with veRL's signature, its batch form, and the dataset rows to go with it.
 
-veRL's ``custom_reward_function`` is called as ``compute_score(data_source, solution_str,
-ground_truth, extra_info=None)`` (the naive reward manager, one response at a time) or, with
-``reward_model.reward_manager=batch``, as ``compute_score(data_sources=..., solution_strs=...,
-ground_truths=..., extra_infos=...)``. Here ``ground_truth`` is the task id; the score is the env's
-first-turn reward (reward v3) from the one evaluator through the process's shared judge, returned
-as ``{"score": reward, "stage": ..., "correct": ...}`` (veRL logs the extra keys). The batch form
-queues every response at once, so they are judged in ``evaluate_many`` batches. No veRL import is
-needed. Config::
+veRL's reward worker loads ``compute_score`` from the config's ``custom_reward_function`` and calls
+it as ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)``, one
+response at a time (the naive reward manager; veRL >= 0.7 runs the responses of a step
+concurrently in threads, so the shared judge batches them). veRL <= 0.6's batch reward manager
+calls ``compute_score_batch(data_sources=..., solution_strs=..., ground_truths=..., extra_infos=...)``.
+Here ``ground_truth`` is the task id; the score is the env's first-turn reward (reward v3) from the
+one evaluator through the process's shared judge, returned as ``{"score": reward, "stage": ...,
+"correct": ...}`` (veRL logs the extra keys). Nothing here imports veRL: veRL imports this module.
+Config for veRL >= 0.7 (README, veRL, gives veRL <= 0.6's)::
 
-    custom_reward_function.path=$(python -c "import hawkeye_env.adapters.verl as m; print(m.__file__)")
-    custom_reward_function.name=compute_score          # or compute_score_batch with reward_manager=batch
+    reward.custom_reward_function.path=pkg://hawkeye_env.adapters.verl
+    reward.custom_reward_function.name=compute_score
 
 Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v2``, ``prompt`` the
 env's messages, ``reward_model.ground_truth`` the task id.
@@ -25,6 +26,8 @@ from hawkeye_env.adapters.common import new_episode, score_reply, shared_judge
 from hawkeye_env.registration import KERNEL_OPT_ID
 
 VERDICT_KEYS = ("stage", "correct", "compiled", "timed")
+INSTALL_HINT = ("veRL is not installed: pip install 'hawkeye-env[verl]' (veRL with its dependencies), or for "
+                "the CPU test of its reward path pip install -e '.[dev]' && pip install --no-deps 'verl==0.9.1'")
 
 
 def _result(reward: float, verdict: dict) -> dict:
@@ -64,4 +67,4 @@ def verl_rows(task_ids: Sequence[str], context: str = "docs", split: str = "trai
     return rows
 
 
-__all__ = ["compute_score", "compute_score_batch", "verl_rows"]
+__all__ = ["INSTALL_HINT", "compute_score", "compute_score_batch", "verl_rows"]
