@@ -227,7 +227,8 @@ def measure_missing(store, spec: TaskSpec, shape: dict, device: str, versions: d
     entries = outcome.reply.get("baselines", {})
     for name, entry in entries.items():
         store_entry(store, spec.id, shape, device, versions, name, entry)
-    return entries, str(outcome.reply.get("error", ""))
+    error = outcome.reply.get("error", "")
+    return entries, error if isinstance(error, str) else f"<{type(error).__name__}>"
 
 
 # -- parent side: the store ----------------------------------------------------------------------

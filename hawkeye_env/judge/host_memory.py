@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import os
 
+# A scratch folder walks at most this many entries per poll (about 10 ms on the CPU machine); an
+# honest worker's holds its candidate, its Triton cache (a few files per compiled kernel) and its
+# reply. A folder with more, or one the judge cannot read, is counted as UNCOUNTED bytes: past any
+# limit, so files hidden below the walk's reach cannot hold memory unseen.
+MAX_SCRATCH_ENTRIES = 10_000
+UNCOUNTED = 1 << 62
+
 
 def worker_bytes(proc) -> int:
     """Host memory worker ``proc`` holds (a ``spawn.WorkerProcess``, or anything with ``pid`` and
@@ -17,23 +24,28 @@ def worker_bytes(proc) -> int:
     return tree_rss_bytes(proc.pid) + folder_bytes(getattr(proc, "scratch", None))
 
 
-def folder_bytes(folder: str | None, most_entries: int = 10_000) -> int:
-    """Bytes in the files below ``folder`` (links not followed; at most ``most_entries`` entries
-    walked): what a worker's scratch folder holds in memory when it lies on ``/dev/shm``."""
+def folder_bytes(folder: str | None, most_entries: int = MAX_SCRATCH_ENTRIES) -> int:
+    """Bytes in the files below ``folder`` (links not followed): what a worker's scratch folder
+    holds in memory when it lies on ``/dev/shm``; ``UNCOUNTED`` when it holds more than
+    ``most_entries`` entries or a folder the judge cannot read."""
     if not folder:
         return 0
     total, seen, stack = 0, 0, [folder]
-    while stack and seen < most_entries:
+    while stack:
         try:
             with os.scandir(stack.pop()) as entries:
                 for entry in entries:
                     seen += 1
+                    if seen > most_entries:
+                        return UNCOUNTED
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                     elif entry.is_file(follow_symlinks=False):
                         total += entry.stat(follow_symlinks=False).st_blocks * 512
-        except OSError:
+        except FileNotFoundError:  # removed while walked: it holds nothing
             continue
+        except OSError:
+            return UNCOUNTED
     return total
 
 
@@ -60,4 +72,4 @@ def tree_rss_bytes(pid: int) -> int:
     return total
 
 
-__all__ = ["folder_bytes", "tree_rss_bytes", "worker_bytes"]
+__all__ = ["MAX_SCRATCH_ENTRIES", "UNCOUNTED", "folder_bytes", "tree_rss_bytes", "worker_bytes"]

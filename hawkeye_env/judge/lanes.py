@@ -176,10 +176,11 @@ class LaneClaim:
     waited_s: float = 0.0
     _since: float = field(default=0.0, repr=False)
 
-    def request(self, mode: str) -> None:
-        """The worker asked for ``mode``; whatever it held is released at once."""
-        if mode not in MODES:
-            raise ValueError(f"unknown lane mode {mode!r}")
+    def request(self, mode) -> None:
+        """The worker asked for ``mode`` (a worker's value: checked before it is used, never printed);
+        whatever it held is released at once."""
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError(f"unknown lane mode ({type(mode).__name__})")
         if self.lock is not None:
             self.lock.release()
         self.pending, self._since = mode, time.monotonic()

@@ -12,10 +12,16 @@ the bytes say. Two shapes cost the trusted parent more than the message's size:
   time quadratic in its size, in C, where no timeout reaches it (CPU machine: 20,000 int keys
   ``k * (2**61 - 1)``, all hashing to 0, took 7 s; 40,000 took 31 s).
 
-``message_shape`` walks the opcodes with a stack of values (how deep each nests, whether it is a
-string), memo entries included, in time linear in the pickle's length: the deepest nesting, and
-the most keys that are not strings or bytes in one dict or set and in the whole pickle.
-``reply_decode`` refuses a message over ``MAX_MESSAGE_DEPTH`` or ``MAX_LOOSE_KEYS`` before decoding.
+* shared references: a value the pickle reuses (its memo) is built once but walked whole by
+  hashing, comparing, copying or printing, so a kilobyte of tuples that each hold the level below
+  twice is 2**40 nodes to hash.
+
+``nesting_depth`` walks the opcodes with a stack of values (how deep each nests, whether it is a
+string, how many nodes it expands to), memo entries included, in time linear in the pickle's
+length, and raises ``MessageShapeError`` at the first bound a message passes: nesting past
+``MAX_MESSAGE_DEPTH``, more than ``MAX_LOOSE_KEYS`` keys that are not strings or bytes in one dict
+or set (``MAX_LOOSE_KEYS_TOTAL`` in the message), a key past ``MAX_KEY_NODES`` nodes or a value
+past ``MAX_EXPANDED_NODES``. ``reply_decode`` refuses such a message as forged before decoding it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,13 @@ MAX_MESSAGE_DEPTH = 64
 # keys build in about 20 ms, so the bounds cost the parent at most about 1.3 s (64 such dicts).
 MAX_LOOSE_KEYS = 1024
 MAX_LOOSE_KEYS_TOTAL = 64 * 1024
+# Values counted as a tree, every shared reference expanded: what hashing a key, comparing, copying
+# or printing a value walks (a 1 KB pickle of tuples that reuse each level twice expands to 2**40
+# nodes, and hashing it as a dict key froze the parent). A key may expand to MAX_KEY_NODES, the
+# message to MAX_EXPANDED_NODES: the judge's largest, a recording reply, holds a few hundred
+# thousand (``launch_plan.MAX_VALUES`` values per shape).
+MAX_KEY_NODES = 64
+MAX_EXPANDED_NODES = 1 << 24
 # A message's pickle (tensors are separate entries): the judge's largest, a reply with launch plans
 # of at most ``launch_plan.MAX_VALUES`` values per shape, is a few MB. The walk runs at about 5.5
 # MB/s in the parent (CPU machine: 2.0 s for 11.4 MB of small ints), so the cap bounds one message
@@ -58,15 +71,21 @@ _KEYED_CALLABLES = frozenset(
 ) | {"collections OrderedDict", "collections defaultdict", "collections Counter"}
 
 
+class MessageShapeError(ValueError):
+    """A pickle shaped as no message of the judge's own code is: too deep, too many keys that can
+    collide, or values that expand past their bounds."""
+
+
 class _Value:
     """One value on the walk's stack: how deep it nests, whether it is a string, (a dict or set)
     how many keys it holds that are not strings, (a list or tuple) how many such items and the
     most of its own items' such items, and (a global) its name."""
 
-    __slots__ = ("depth", "text", "loose", "items", "inner", "name")
+    __slots__ = ("depth", "text", "loose", "items", "inner", "name", "nodes")
 
-    def __init__(self, depth: int, text: bool = False, name: str = "") -> None:
+    def __init__(self, depth: int, text: bool = False, name: str = "", nodes: int = 1) -> None:
         self.depth, self.text, self.loose, self.items, self.inner, self.name = depth, text, 0, 0, 0, name
+        self.nodes = nodes  # the value's size as a tree, shared references expanded
 
 
 _MARK = _Value(-1)
@@ -97,7 +116,7 @@ class _Shape:
 
     def nest(self, items: list[_Value]) -> _Value:
         """A list or tuple of ``items``."""
-        built = _Value(1 + max((v.depth for v in items), default=0))
+        built = _Value(1 + max((v.depth for v in items), default=0), nodes=self.grown(1, items))
         built.items = sum(1 for v in items if not v.text)
         built.inner = max((v.items for v in items), default=0)
         return built
@@ -110,14 +129,30 @@ class _Shape:
                 top = self.stack[-1] = _Value(0)
             top.depth = max(top.depth, 1 + max((v.depth for v in items), default=0))
             top.items += sum(1 for v in items if not v.text)
+            top.nodes = self.grown(top.nodes, items)
             self.count_keys(top, sum(1 for k in keys if not k.text))
+            self.check_keys(keys)
+
+    def grown(self, nodes: int, items: list[_Value]) -> int:
+        """``nodes`` plus the expanded size of ``items``; ``ValueError`` past ``MAX_EXPANDED_NODES``."""
+        nodes += sum(v.nodes for v in items)
+        if nodes > MAX_EXPANDED_NODES:
+            raise MessageShapeError(f"a value that expands to over {MAX_EXPANDED_NODES} nodes (shared references "
+                             "counted each time): more than the judge's messages hold")
+        return nodes
+
+    def check_keys(self, keys: list[_Value]) -> None:
+        big = max((k.nodes for k in keys), default=0)
+        if big > MAX_KEY_NODES:
+            raise MessageShapeError(f"a dict key or set item that expands to {big} nodes, over {MAX_KEY_NODES}: hashing it "
+                             "walks every one")
 
     def count_keys(self, container: _Value, loose: int) -> None:
         """``loose`` more keys that are not strings put into ``container``."""
         container.loose += loose
         self.loose_total += loose
         if container.loose > MAX_LOOSE_KEYS or self.loose_total > MAX_LOOSE_KEYS_TOTAL:
-            raise ValueError(f"a dict or set with {container.loose} keys that are not strings ({self.loose_total} "
+            raise MessageShapeError(f"a dict or set with {container.loose} keys that are not strings ({self.loose_total} "
                              f"in the message), over {MAX_LOOSE_KEYS} ({MAX_LOOSE_KEYS_TOTAL}): keys that can be "
                              "chosen to collide")
 
@@ -131,6 +166,8 @@ class _Shape:
         built.items = built.inner = 0
         if call.name in _KEYED_CALLABLES:
             self.count_keys(built, args.inner)
+            if args.inner and args.nodes > MAX_KEY_NODES * max(args.inner, 1) + 2:
+                self.check_keys([_Value(0, nodes=args.nodes)])
         return built
 
 
@@ -154,6 +191,7 @@ def _step(shape: _Shape, name: str, arg) -> None:
         if name in ("DICT", "FROZENSET"):  # topmost first: value, key, value, key... for a dict
             keys = items[1::2] if name == "DICT" else items
             shape.count_keys(built, sum(1 for k in keys if not k.text))
+            shape.check_keys(keys)
         stack.append(built)
     elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
         stack.append(shape.nest(shape.pop(int(name[-1]))))
@@ -192,20 +230,24 @@ def _step(shape: _Shape, name: str, arg) -> None:
 
 
 def _pickle_depth(data: bytes) -> int:
-    """The deepest nesting of containers and reconstructed objects in pickle ``data``; ``ValueError``
-    when a dict or set holds more keys that are not strings than ``MAX_LOOSE_KEYS`` allows."""
+    """The deepest nesting of containers and reconstructed objects in pickle ``data``;
+    ``MessageShapeError`` at the first bound it passes (module docstring)."""
     shape = _Shape()
     for op, arg, _ in pickletools.genops(data):
         _step(shape, op.name, arg)
         if shape.stack and shape.stack[-1] is not _MARK:
             shape.deepest = max(shape.deepest, shape.stack[-1].depth)
+            if shape.deepest > MAX_MESSAGE_DEPTH:
+                raise MessageShapeError(f"a worker message nests more than {MAX_MESSAGE_DEPTH} deep: written by "
+                                        "the candidate, not by the judge's worker")
     return shape.deepest
 
 
 def nesting_depth(payload) -> int:
     """The deepest nesting in a ``torch.save`` archive's ``data.pkl``; ``payload`` is bytes or a
-    seekable binary file (read from where it stands, left anywhere). Raises ``ValueError`` for
-    anything but an archive laid out as ``torch.save`` writes one (``archive_pickle``)."""
+    seekable binary file (read from where it stands, left anywhere). Raises ``MessageShapeError``
+    past a bound (module docstring), ``ValueError`` for anything but an archive laid out as
+    ``torch.save`` writes one (``archive_pickle``)."""
     try:
         return _pickle_depth(archive_pickle(payload))
     except (IndexError, RecursionError) as exc:
@@ -244,4 +286,5 @@ def archive_pickle(payload) -> bytes:
         return archive.read(info)
 
 
-__all__ = ["MAX_MESSAGE_DEPTH", "MAX_PICKLE_BYTES", "archive_pickle", "nesting_depth"]
+__all__ = ["MAX_EXPANDED_NODES", "MAX_KEY_NODES", "MAX_LOOSE_KEYS", "MAX_LOOSE_KEYS_TOTAL", "MAX_MESSAGE_DEPTH",
+           "MAX_PICKLE_BYTES", "MessageShapeError", "archive_pickle", "nesting_depth"]

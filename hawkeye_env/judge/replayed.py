@@ -70,7 +70,7 @@ def decided_by_reply(reply: dict, v: Verdict) -> bool:
     violation, or a stage other than ``ok``: compile error, runtime error, no source)."""
     v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reply.get("violations", [])]
     if reply["stage"] != "ok":
-        v.stage, v.error = Stage(reply["stage"]), reply_check.bounded_text(str(reply.get("error", "")))
+        v.stage, v.error = Stage(reply["stage"]), reply_check.bounded_text(reply.get("error", ""))
         v.compiled = v.stage not in (Stage.COMPILE_ERROR, Stage.NO_SOURCE)
     if v.violations:
         v.stage = Stage.REJECTED

@@ -64,9 +64,12 @@ def _outputs_problem(outputs, what: str, count: int | None) -> str | None:
     return None
 
 
-def bounded_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+def bounded_text(text, limit: int = MAX_TEXT_CHARS) -> str:
     """``text`` cut to its first and last ``limit // 2`` characters around a marker: a worker's
-    error or message text reaches the verdict, the store and the agent's next prompt."""
+    error or message text reaches the verdict, the store and the agent's next prompt. Anything but
+    a string becomes its type's name: printing a worker's value could walk far more than its size."""
+    if not isinstance(text, str):
+        return f"<{type(text).__name__}>"
     if len(text) <= limit:
         return text
     half = limit // 2
@@ -137,7 +140,8 @@ def _timing_problem(plan: dict | None, timing) -> str | None:
     attempts = cand.get("attempts")
     rounds = TIMING_ROUNDS + int(plan["retries"])  # time_callable: TIMING_ROUNDS, plus one per retry
     if not isinstance(attempts, int) or isinstance(attempts, bool) or not 1 <= attempts <= rounds:
-        return f"{attempts!r} timing rounds where the plan allows 1 to {rounds}"
+        shown = attempts if isinstance(attempts, int) else f"<{type(attempts).__name__}>"
+        return f"{shown} timing rounds where the plan allows 1 to {rounds}"
     events = cand.get("event_ms")
     if events is not None:
         if not isinstance(events, list) or not all(_finite(e, False) for e in events):

@@ -1,9 +1,10 @@
 """Decoding a worker's messages and reply file in the trusted parent, safely.
 
 Everything a worker sends was possibly written by the candidate. A message is decoded with
-``torch.load(weights_only=True)`` (tensors and plain containers only) after its pickle nesting
-depth is read without building anything (``pickle_depth.py``): a message nested deeper than
-``MAX_MESSAGE_DEPTH`` could overflow the parent's C stack and is refused as forged. The final
+``torch.load(weights_only=True)`` (tensors and plain containers only) after its pickle's shape is
+read without building anything (``pickle_depth.py``): a message nested deeper than
+``MAX_MESSAGE_DEPTH`` could overflow the parent's C stack, keys chosen to collide or values that
+expand past their size would take the parent hours to build or hash, and each is refused as forged. The final
 reply, written to a file in the worker's scratch folder, is read only if it is a regular file (no
 link, FIFO or device a candidate could put there) within the memory limit. What the decoded reply
 says is then checked against the parent's plan (``reply_check.py``).
@@ -17,29 +18,28 @@ import stat
 
 import torch
 
-from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
+from hawkeye_env.judge.pickle_depth import MessageShapeError, nesting_depth
 
 
 class ForgedMessage(ValueError):
-    """A message no honest worker sends (nested deeper than any reply of the judge's own code)."""
+    """A message no honest worker sends (shaped as no reply of the judge's own code is)."""
 
 
 def _refuse_deep(payload) -> None:
-    """``ForgedMessage`` for a message nested deeper than ``pickle_depth.MAX_MESSAGE_DEPTH``:
-    building it could overflow the parent's C stack (``pickle_depth.py``); ``ValueError`` for bytes
-    that are no pickle. ``payload`` is ``bytes`` or a binary file."""
+    """``ForgedMessage`` for a message past one of ``pickle_depth``'s bounds (building it could
+    overflow the parent's C stack or take it hours); ``ValueError`` for bytes that are no
+    ``torch.save`` archive. ``payload`` is ``bytes`` or a binary file."""
     try:
-        depth = nesting_depth(payload)
+        nesting_depth(payload)
+    except MessageShapeError as exc:
+        raise ForgedMessage(str(exc)) from None
     except ValueError as exc:
         raise ValueError(f"undecodable worker reply: {exc}") from exc
-    if depth > MAX_MESSAGE_DEPTH:
-        raise ForgedMessage(f"a worker message nests {depth} deep, over {MAX_MESSAGE_DEPTH}: written by the "
-                            "candidate, not by the judge's worker")
 
 
 def decode_message(payload: bytes) -> dict:
-    """A worker message: ``torch.load(weights_only=True)`` of a dict nested at most
-    ``MAX_MESSAGE_DEPTH`` deep, or ``ValueError`` (``ForgedMessage`` when nested deeper)."""
+    """A worker message: ``torch.load(weights_only=True)`` of a dict within ``pickle_depth``'s
+    bounds, or ``ValueError`` (``ForgedMessage`` past a bound)."""
     _refuse_deep(payload)
     try:
         message = torch.load(io.BytesIO(payload), weights_only=True)
@@ -52,10 +52,10 @@ def decode_message(payload: bytes) -> dict:
 
 def read_reply_file(path: str, limit_bytes: int, mapped: bool = False) -> tuple[dict, int]:
     """Decode the reply file the worker announced: a regular file (no link, FIFO or device, which
-    a candidate could have put there), at most ``limit_bytes`` (0: no limit), nested at most
-    ``MAX_MESSAGE_DEPTH`` deep, loaded with ``torch.load(weights_only=True)``, holding a ``final``
-    message. Returns ``(message, size in bytes)``; ``ValueError`` (``ForgedMessage`` when nested
-    too deep) otherwise.
+    a candidate could have put there), at most ``limit_bytes`` (0: no limit), within
+    ``pickle_depth``'s bounds, loaded with ``torch.load(weights_only=True)``, holding a ``final``
+    message. Returns ``(message, size in bytes)``; ``ValueError`` (``ForgedMessage`` past a bound)
+    otherwise.
 
     ``mapped``: the tensors' storages are mapped from the file (``torch.load(mmap=True)``, through
     the descriptor already opened) instead of copied: a 1 GiB reply decoded in 0.001 s instead of

@@ -292,7 +292,7 @@ def _lane_or_progress(message: dict, claim: LaneClaim) -> tuple[str, list | None
     malformed or "", the reported violations or None)``."""
     if message.get("kind") == "lane_request":
         try:
-            claim.request(str(message.get("mode")))
+            claim.request(message.get("mode"))
         except ValueError as exc:
             return str(exc), None
         return "", None
@@ -340,7 +340,11 @@ def _over_limit(proc, claim: LaneClaim, lane: Lane | None, elapsed_s: float, tim
         return "lane_wait", f"GPU {lane.gpu} stayed busy for {claim.total_wait_s():.0f} s"
     if elapsed_s - claim.total_wait_s() > timeout_s:
         return "timeout", f"no verdict within {timeout_s:.0f} s"
-    if memory_limit_bytes and host_memory.worker_bytes(proc) > memory_limit_bytes:
+    held = host_memory.worker_bytes(proc) if memory_limit_bytes else 0
+    if held >= host_memory.UNCOUNTED:
+        return "memory", (f"the worker's scratch folder holds more than {host_memory.MAX_SCRATCH_ENTRIES} entries "
+                          "or a folder the judge cannot read: its memory cannot be counted")
+    if memory_limit_bytes and held > memory_limit_bytes:
         return "memory", (f"worker exceeded {memory_limit_bytes / 2**30:.1f} GiB of host memory "
                           "(its processes and its scratch folder)")
     return None

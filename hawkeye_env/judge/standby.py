@@ -88,7 +88,7 @@ class Standby:
                     message = decode_message(self.conn.recv_bytes())
                     kind = message.get("kind")
                     if kind == "lane_request":
-                        claim.request(str(message.get("mode")))
+                        claim.request(message.get("mode"))
                     elif kind == "ready":
                         self.setup_s = float(message.get("setup_s", 0.0))
                         self.ready_after_s = time.monotonic() - self.started

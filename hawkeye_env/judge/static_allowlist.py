@@ -164,6 +164,22 @@ INTERPRETER_NAMES: frozenset[str] = _names("""
     ReduceScanOpInterface ScanOps TensorDescHandle TensorHandle TritonSemantic ast inspect
     interpreter_builder interpreter_semantic np np_erf_fp32 np_erf_fp64 np_umulhi_u64 partial
     textwrap time""")
+# Every global of Triton's CPU interpreter module (``triton.runtime.interpreter``), copied into a
+# kernel's module on its first launch wherever the module lacks the name: a function's read of one
+# of these finds the candidate's binding only if the module made it before its first statement that
+# can run code (``static_scopes.resolve``'s ``early``); ``test_static_scopes`` recomputes the list.
+INTERPRETER_GLOBALS: frozenset[str] = _names("""
+    ASTTransformer Callable Dict ExtraFunctions FunctionRewriter GridExecutor
+    InterpretedFunction InterpreterBuilder InterpreterError InterpreterOptions KernelInterface
+    List Optional ReduceOps ReduceScanOpInterface ScanOps T TensorDescHandle TensorDescriptor
+    TensorHandle TritonSemantic Tuple TypeVar _InterpreterComparison _LangPatchScope _MISSING
+    _convert_float _dot_scaled_scale_to_f32 _e2m1_to_f32 _erf _get_np_dtype _get_signed_np_dtype
+    _implicit_cvt _interpreter _ir _mxfp_value_handle_to_float32 _patch_attr _patch_builtin
+    _patch_lang _patch_lang_core _patch_lang_tensor _patch_reduce_scan
+    _prepare_dot_scaled_operand _rewrap_tensor _round_f32_to_tf32 _tuple_create _umulhi_64
+    _unpack_e2m1 _unwrap_tensor _validate_np_data_size annotations ast dataclass dataclasses
+    inspect interpreter_builder interpreter_semantic math np np_erf_fp32 np_erf_fp64
+    np_umulhi_u64 partial textwrap time tl triton""")
 # Dunder names reported as forbidden calls (the others as forbidden attributes).
 FORBIDDEN_DUNDER_NAMES: frozenset[str] = frozenset({"__builtins__", "__import__", "__loader__", "__spec__"})
 ALLOWED_DUNDERS: frozenset[str] = frozenset({"__init__", "__name__"})

@@ -20,13 +20,14 @@ from hawkeye_env.judge.static_allowlist import (
     FORBIDDEN_ATTRIBUTE_PREFIXES,
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_DUNDER_NAMES,
+    INTERPRETER_GLOBALS,
     INTERPRETER_NAMES,
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
 from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
-from hawkeye_env.judge.static_scopes import resolve
+from hawkeye_env.judge.static_scopes import Scope, resolve
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,25 @@ def _dotted(node: ast.AST) -> str:
     return root + "".join(reversed(parts))
 
 
+# Builtins that reach code, frames or files: no class body may define a name of these (a class-body
+# name is readable on other objects, static_checks.py).
+CLASS_BODY_FORBIDDEN = frozenset({"exec", "eval", "compile", "open", "globals", "locals", "vars", "getattr",
+                                  "setattr", "delattr", "breakpoint", "input", "memoryview", "object", "type",
+                                  "super", "dir", "help"})
+
+
+def _class_body_names(node: ast.ClassDef) -> list[str]:
+    names = []
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(item.name)
+        elif isinstance(item, ast.Assign):
+            names += [n.id for t in item.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            names.append(item.target.id)
+    return names
+
+
 def _chain_root(node: ast.AST) -> ast.AST:
     for _ in range(MAX_AST_DEPTH):
         if not isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -101,6 +121,7 @@ class Checker:
         self.on_self: set[str] = set()  # attribute names the source assigns as self.x
         self.in_classes: set[str] = set()  # names the source's class bodies define
         self.where: dict[int, str] = {}  # each Name node: where its read resolves, or its binding scope
+        self.binder: dict[int, Scope] = {}  # each local or enclosing read: the scope that binds it
         self.functions: set[str] = set()  # the source's module-level and nested function names
         self.instances: set[str] = set()  # names bound only to calls of the source's own classes
         self.classes: set[str] = set()  # the source's class names
@@ -112,7 +133,8 @@ class Checker:
 
     def _collect(self) -> None:
         """Module aliases and defined attribute names, read before the checks (order-free)."""
-        self.where = resolve(self.tree)
+        resolution = resolve(self.tree, INTERPRETER_GLOBALS)
+        self.where, self.binder = resolution.where, resolution.binder
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.add(node.name)
@@ -127,7 +149,7 @@ class Checker:
                         self.modules[a.asname or a.name] = f"{node.module}.{a.name}"
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 root = _chain_root(node)
-                if isinstance(root, ast.Name) and root.id == "self":
+                if self._is_self(root):
                     self.on_self.add(node.attr)
             elif isinstance(node, ast.ClassDef):
                 for item in node.body:
@@ -227,6 +249,10 @@ class Checker:
             key = node.slice.value  # x["__globals__"] reads what x.__globals__ would; g["exec"] a builtin
             if not self._forbidden_name(key, node) and key in BUILTIN_NAMES and key not in ALLOWED_BUILTINS:
                 self._add("forbidden_call", node, f"subscript [{key!r}]: the builtin {key} is not allowed")
+        elif kind is ast.Subscript and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                                           for n in ast.walk(node.slice)):
+            self._add("forbidden_attribute", node, "a subscript key built from strings at run time "
+                      "(g['__built' + 'ins__']) escapes the key rules: use a literal key (#18)")
         elif kind is ast.AugAssign and isinstance(node.target, ast.Name) and self.where.get(
                 id(node)) == "fallthrough" and node.target.id not in ALLOWED_BUILTINS:
             self._add("forbidden_call", node, f"{node.target.id} += ...: the name is not surely bound where it is "
@@ -236,6 +262,10 @@ class Checker:
         elif kind is ast.FunctionDef:
             if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
+        elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in _class_body_names(node)):
+            names = sorted(n for n in _class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
+            self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
+                      "which would open that attribute on other objects (#18)")
         elif kind is ast.ClassDef and node.keywords:
             self._add("forbidden_call", node,
                       f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
@@ -310,9 +340,9 @@ class Checker:
             root = _chain_root(node)
             if isinstance(root, ast.Name) and root.id in self.modules:
                 self._add("forbidden_attribute", node, f"assigning to {text} patches a module (#6)")
-            elif not (isinstance(root, ast.Name) and root.id == "self"):
-                self._add("forbidden_attribute", node, f"assigning to {text}: only attributes of self may "
-                          "be assigned (#6)")
+            elif not self._is_self(root):
+                self._add("forbidden_attribute", node, f"assigning to {text}: only attributes of self (a "
+                          "method's first parameter, never rebound) may be assigned (#6)")
         if self._forbidden_name(attr, node):
             return
         if isinstance(node.value, ast.Name) and node.value.id in self.classes and attr in self.methods:
@@ -339,7 +369,7 @@ class Checker:
         elif attr in ALLOWED_DUNDERS or attr in OBJECT_ATTRIBUTES:
             return
         else:
-            on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+            on_self = self._is_self(node.value)
             defined = on_self and (attr in self.on_self or attr in self.in_classes)
             own = isinstance(node.value, ast.Name) and node.value.id in self.instances
             if attr.startswith("_") and not defined:
@@ -348,10 +378,18 @@ class Checker:
             elif not defined and attr in self.in_classes and attr in FOREIGN_ATTRIBUTES and not own:
                 self._add("forbidden_attribute", node, f"{text}: {attr} is also an attribute of kernels, "
                           "tensors, modules or builtin objects; a name a class of yours defines is readable "
-                          "there on self, or on a name bound only to an instance of your class (#18)")
+                          "there on a method's self, or on a name bound only to an instance of your class (#18)")
             elif not defined and not (attr in self.in_classes and self._candidate_object(node.value)):
                 self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
                           "(nor defined by the candidate on its own objects)")
+
+    def _is_self(self, node: ast.AST) -> bool:
+        """Whether ``node`` is ``self`` as a method's first parameter, never rebound: only then is
+        it an instance of the candidate's class (a plain function's ``self`` is any object)."""
+        if not (isinstance(node, ast.Name) and node.id == "self"):
+            return False
+        scope = self.binder.get(id(node))
+        return scope is not None and scope.self_name == "self" and scope.binds["self"] == 1
 
     def _candidate_object(self, value: ast.AST) -> bool:
         """Whether ``value`` may carry a name the candidate's class bodies define: any value but a

@@ -2,13 +2,14 @@
 
 The static rules (``static_checker.py``) must tell a read that finds one of the candidate's own
 bindings from one that falls through to the module's globals and the builtins. The fall-through
-is where Triton's CPU interpreter puts names of its own (it copies ``np``, ``inspect``, ``ast``...
-into a kernel's module on its first launch, for every name the module lacks), and where a
-builtin the allowlist refuses lives. Python's rules, as CPython 3.10-3.13 compile them:
+is where Triton's CPU interpreter puts names of its own (it copies ``np``, ``inspect``,
+``dataclasses``... into a kernel's module on its first launch, for every name the module lacks),
+and where a builtin the allowlist refuses lives. Python's rules, as CPython 3.10-3.13 compile them:
 
 * a function (``def``, ``lambda``, a comprehension) reads a name it binds anywhere in its body
   as a local; otherwise from the nearest enclosing *function* that binds it (class bodies are
-  skipped); otherwise from the module's globals, then the builtins;
+  skipped); otherwise from the module's globals, then the builtins. Its decorators, default
+  values and annotations are read where the ``def`` runs, in the enclosing scope;
 * a class body reads a name it binds itself from the class namespace if the binding has run,
   and otherwise from the globals and builtins (``LOAD_NAME``: an enclosing function's binding of
   the same name is never consulted); a name it does not bind comes from an enclosing function
@@ -16,41 +17,76 @@ builtin the allowlist refuses lives. Python's rules, as CPython 3.10-3.13 compil
 * module code reads the globals, then the builtins.
 
 A binding is *sure* at a point when an unconditional top-level statement of the module (or of
-the class body) made it before that point: an assignment, an import, a ``def`` or a ``class``,
-not one inside ``if``, ``for``, ``while``, ``try`` or ``with``, and the name is never deleted
-there. A function's read of a global needs the module's sure binding anywhere in the module (it
-runs once the module has); a read at module or class level needs one made by an earlier
-statement. Every other read of a global *falls through*.
+the class body) made it before that point: an assignment to the name itself (or within a tuple or
+list target), an import, a ``def`` or a ``class``, not one inside ``if``, ``for``, ``while``,
+``try`` or ``with``, and the name is never deleted there. A read at module or class level needs a
+binding made by an earlier statement. A function's read of a global needs the module's sure
+binding anywhere, since it runs once the module has, unless the function may run while the
+module still runs: for the names in ``early`` (the interpreter's), the binding must come before
+the module's first statement that can run code (one that calls anything), so that no kernel
+launched at import can have put the interpreter's value there first. Every other read of a
+global *falls through*.
 
-``resolve(tree)`` walks iteratively (no recursion, whatever the depth) and returns, for every
-``Name`` read (and every augmented assignment's target, which is read first), one of
-``"local"``, ``"enclosing"``, ``"class"``, ``"module"`` or ``"fallthrough"``; and for every
-``Name`` store or delete, the kind of scope that binds it (``"function"``, ``"class"`` or
-``"module"``).
+``resolve(tree, early)`` walks iteratively (no recursion, whatever the depth) and returns a
+``Resolution``: for every ``Name`` read (and every augmented assignment's target, which is read
+first) one of ``"local"``, ``"enclosing"``, ``"class"``, ``"module"`` or ``"fallthrough"`` and,
+for locals and enclosing reads, the scope that binds it; for every ``Name`` store or delete, the
+kind of scope that binds it (``"function"``, ``"class"`` or ``"module"``).
 """
 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 UNCONDITIONAL = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
                  ast.ClassDef)
+# Decorators under which a function in a class body is still a method called on its instance.
+METHOD_DECORATORS = frozenset({"property"})
 
 
 @dataclass
 class Scope:
     """One scope: ``kind`` is ``"module"``, ``"function"`` (functions, lambdas, comprehensions)
-    or ``"class"``; ``bound`` every name it binds; ``sure`` (module and class) each name's first
-    unconditional top-level binding statement; ``deleted`` the names it deletes."""
+    or ``"class"``; ``binds`` how many times it binds each name; ``sure`` (module and class)
+    each name's first unconditional top-level binding statement; ``deleted`` the names it
+    deletes; ``self_name`` (a method: a plain function of a class body) its first parameter;
+    ``code_at`` (the module) its first top-level statement that can run code."""
 
     kind: str
     parent: Scope | None
-    bound: set[str] = field(default_factory=set)
+    binds: Counter = field(default_factory=Counter)
     sure: dict[str, int] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
+    self_name: str = ""
+    code_at: int = 0
+
+
+@dataclass
+class Resolution:
+    """``where[id(name node)]``: where a read resolves, or a store's binding scope kind;
+    ``binder[id(name node)]``: the scope a local or enclosing read finds its binding in."""
+
+    where: dict[int, str]
+    binder: dict[int, Scope]
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    """Names an assignment target binds: itself, or inside tuple, list and starred targets (never
+    names that are only read, in a subscript or an attribute's value)."""
+    names, pending = [], [target]
+    while pending:
+        t = pending.pop()
+        if isinstance(t, ast.Name):
+            names.append(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            pending.extend(t.elts)
+        elif isinstance(t, ast.Starred):
+            pending.append(t.value)
+    return names
 
 
 def _sure_names(stmt: ast.stmt) -> list[str]:
@@ -62,8 +98,29 @@ def _sure_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, ast.AnnAssign):
         return [stmt.target.id] if stmt.value is not None and isinstance(stmt.target, ast.Name) else []
     if isinstance(stmt, ast.Assign):
-        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        return [n for t in stmt.targets for n in _target_names(t)]
     return []
+
+
+def _runs_code(stmt: ast.stmt) -> bool:
+    """Whether a top-level statement can run code when the module runs: any call in it, except in
+    a ``def``'s body (run later); imports and a docstring never do."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+        return False
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = stmt.args
+        parts = [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None),
+                 *(a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                   if a is not None and a.annotation is not None), *([stmt.returns] if stmt.returns else [])]
+    else:
+        parts = [stmt]
+    return any(isinstance(n, ast.Call) for part in parts for n in ast.walk(part))
+
+
+def _is_method(node: ast.AST, scope: Scope) -> bool:
+    return (scope.kind == "class" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and bool(node.args.posonlyargs or node.args.args)
+            and all(isinstance(d, ast.Name) and d.id in METHOD_DECORATORS for d in node.decorator_list))
 
 
 def _children(node: ast.AST, scope: Scope, index: int, scopes: dict[int, Scope]):
@@ -78,14 +135,17 @@ def _children(node: ast.AST, scope: Scope, index: int, scopes: dict[int, Scope])
     if isinstance(node, FUNCTION_NODES):
         inner = opened("function")
         args = node.args
-        yield from ((a, inner, 0) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
-                                            args.kwarg] if a is not None)
+        every = [a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a]
+        yield from ((a, inner, 0) for a in every)
+        yield from ((a.annotation, scope, index) for a in every if a.annotation is not None)
         yield from ((d, scope, index) for d in [*args.defaults, *args.kw_defaults] if d is not None)
         if isinstance(node, ast.Lambda):
             yield node.body, inner, 0
         else:
             yield from ((d, scope, index) for d in [*node.decorator_list, node.returns] if d is not None)
             yield from ((stmt, inner, 0) for stmt in node.body)
+    elif isinstance(node, ast.arg):
+        return  # its annotation belongs to the enclosing scope (above)
     elif isinstance(node, ast.ClassDef):
         inner = opened("class")
         body = {id(s): i for i, s in enumerate(node.body)}
@@ -106,20 +166,6 @@ def _children(node: ast.AST, scope: Scope, index: int, scopes: dict[int, Scope])
         yield from ((child, scope, index) for child in ast.iter_child_nodes(node))
 
 
-def _bind(node: ast.AST, scope: Scope) -> None:
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        scope.bound.add(node.id)
-        if isinstance(node.ctx, ast.Del):
-            scope.deleted.add(node.id)
-    elif isinstance(node, ast.arg):
-        scope.bound.add(node.arg)
-    elif isinstance(node, ast.alias):
-        scope.bound.add(node.asname or node.name.split(".")[0])
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        scope.bound.add(node.name)
-        scope.deleted.add(node.name)  # Python deletes it when the handler ends
-
-
 def _walk(tree: ast.Module, scopes: dict[int, Scope]):
     """Every node with its scope, its top-level statement index in that scope's body and the index
     of the module's top-level statement it is in, iteratively."""
@@ -132,15 +178,36 @@ def _walk(tree: ast.Module, scopes: dict[int, Scope]):
                      for child, inner, i in _children(node, scope, index, scopes))
 
 
+def _bound_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    return []
+
+
 def _collect(tree: ast.Module) -> dict[int, Scope]:
     """Every scope's bindings (pass 1)."""
-    scopes = {id(tree): Scope("module", None)}
+    module = Scope("module", None)
+    module.code_at = next((i for i, s in enumerate(tree.body) if _runs_code(s)), len(tree.body))
+    scopes = {id(tree): module}
     for node, scope, _, _ in _walk(tree, scopes):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            scope.bound.add(node.name)
-        _bind(node, scope)
+            scope.binds[node.name] += 1
+            inner = scopes.setdefault(id(node), Scope("class" if isinstance(node, ast.ClassDef) else "function",
+                                                      scope))
+            if _is_method(node, scope):
+                inner.self_name = (node.args.posonlyargs or node.args.args)[0].arg
+        for name in _bound_names(node):
+            scope.binds[name] += 1
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del) or isinstance(node, ast.ExceptHandler):
+            scope.deleted.update(_bound_names(node))  # Python deletes a handler's name when it ends
         if isinstance(node, (ast.Module, ast.ClassDef)):
-            inner = scopes.setdefault(id(node), Scope("class", scope))
+            inner = scopes[id(node)]
             for i, stmt in enumerate(node.body):
                 if isinstance(stmt, UNCONDITIONAL):
                     for name in _sure_names(stmt):
@@ -148,10 +215,46 @@ def _collect(tree: ast.Module) -> dict[int, Scope]:
     return scopes
 
 
-def _global(name: str, module: Scope, before: int | None) -> str:
-    if name in module.sure and name not in module.deleted and (before is None or module.sure[name] < before):
-        return "module"
-    return "fallthrough"
+class _Reader:
+    """Pass 2: where each read resolves."""
+
+    def __init__(self, module: Scope, early: frozenset[str]) -> None:
+        self.module, self.early = module, early
+        self.binder: Scope | None = None
+
+    def global_(self, name: str, before: int | None) -> str:
+        m = self.module
+        if name not in m.sure or name in m.deleted:
+            return "fallthrough"
+        if before is None and name in self.early:
+            before = m.code_at  # a function may run while the module still runs (after its first call)
+        return "module" if before is None or m.sure[name] < before else "fallthrough"
+
+    def outer(self, name: str, scope: Scope, before: int | None) -> str:
+        """A name read from a scope nested in ``scope`` that does not bind it (classes skipped);
+        ``before``: the module statement the read runs in, when it runs while the module does."""
+        while scope.kind != "module":
+            if scope.kind == "function" and name in scope.binds:
+                self.binder = scope
+                return "enclosing"
+            scope = scope.parent
+        return self.global_(name, before)
+
+    def read(self, name: str, scope: Scope, index: int, at: int) -> str:
+        self.binder = None
+        if scope.kind == "function":
+            if name in scope.binds:
+                self.binder = scope
+                return "local"
+            return self.outer(name, scope.parent, None)
+        before = at if _at_import(scope) else None
+        if scope.kind == "class":
+            if name in scope.binds:
+                if name in scope.sure and name not in scope.deleted and scope.sure[name] < index:
+                    return "class"
+                return self.global_(name, before)
+            return self.outer(name, scope.parent, before)
+        return self.global_(name, index)
 
 
 def _at_import(scope: Scope) -> bool:
@@ -162,41 +265,23 @@ def _at_import(scope: Scope) -> bool:
     return scope.kind == "module"
 
 
-def _outer(name: str, scope: Scope, module: Scope, before: int | None) -> str:
-    """A name read from a scope nested in ``scope`` that does not bind it (classes skipped);
-    ``before``: the module statement the read runs in, when it runs while the module does."""
-    while scope.kind != "module":
-        if scope.kind == "function" and name in scope.bound:
-            return "enclosing"
-        scope = scope.parent
-    return _global(name, module, before)
-
-
-def _read(name: str, scope: Scope, index: int, module: Scope, at: int) -> str:
-    if scope.kind == "function":
-        return "local" if name in scope.bound else _outer(name, scope.parent, module, None)
-    before = at if _at_import(scope) else None
-    if scope.kind == "class":
-        if name in scope.bound:
-            if name in scope.sure and name not in scope.deleted and scope.sure[name] < index:
-                return "class"
-            return _global(name, module, before)
-        return _outer(name, scope.parent, module, before)
-    return _global(name, module, index)
-
-
-def resolve(tree: ast.Module) -> dict[int, str]:
-    """``id(node)`` -> where it resolves, for every ``Name`` node of ``tree`` (module docstring)."""
+def resolve(tree: ast.Module, early: frozenset[str] = frozenset()) -> Resolution:
+    """Where every ``Name`` node of ``tree`` resolves (module docstring)."""
     scopes = _collect(tree)
-    module = scopes[id(tree)]
-    found: dict[int, str] = {}
+    reader = _Reader(scopes[id(tree)], early)
+    where: dict[int, str] = {}
+    binder: dict[int, Scope] = {}
     for node, scope, index, at in _walk(tree, scopes):
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            found[id(node)] = _read(node.target.id, scope, index, module, at)
+            where[id(node)] = reader.read(node.target.id, scope, index, at)
         elif isinstance(node, ast.Name):
-            found[id(node)] = (_read(node.id, scope, index, module, at) if isinstance(node.ctx, ast.Load)
-                               else scope.kind)
-    return found
+            if isinstance(node.ctx, ast.Load):
+                where[id(node)] = reader.read(node.id, scope, index, at)
+                if reader.binder is not None:
+                    binder[id(node)] = reader.binder
+            else:
+                where[id(node)] = scope.kind
+    return Resolution(where, binder)
 
 
-__all__ = ["Scope", "resolve"]
+__all__ = ["Resolution", "Scope", "resolve"]

@@ -58,6 +58,20 @@ class ModelNew(nn.Module):
         time.sleep(10 ** 6)
 """
 
+# 10,001 empty files first, so a walk that stopped at its entry cap would never reach the bytes below
+HIDE_IN_SCRATCH = HEADER + """
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        for i in range(10_001):
+            open(f"e{i}", "wb").close()
+        os.makedirs("z", exist_ok=True)
+        chunk = b"\\0" * (64 << 20)
+        with open("z/fill.bin", "wb") as f:
+            for _ in range(64):
+                f.write(chunk)
+        time.sleep(10 ** 6)
+"""
+
 GIANT_ERROR = """
 import torch
 from torch import nn
@@ -89,6 +103,23 @@ def test_a_scratch_folder_filled_past_the_memory_limit_is_a_memory_failure():
     (bad, honest), _ = _batch(FILL_SCRATCH, memory_limit_gb=1.0)
     assert bad.stage is Stage.RUNTIME_ERROR and bad.error.startswith("memory"), bad.error
     assert "scratch folder" in bad.error and honest.stage is Stage.CORRECT
+
+
+def test_a_scratch_folder_too_large_to_walk_is_a_memory_failure():
+    (bad, honest), _ = _batch(HIDE_IN_SCRATCH, memory_limit_gb=1.0)
+    assert bad.stage is Stage.RUNTIME_ERROR and bad.error.startswith("memory"), bad.error
+    assert "more than 10000 entries" in bad.error and honest.stage is Stage.CORRECT
+
+
+def test_folder_bytes_counts_what_it_can_and_refuses_what_it_cannot(tmp_path):
+    from hawkeye_env.judge.host_memory import UNCOUNTED, folder_bytes
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.bin").write_bytes(b"1" * 8192)
+    assert 8192 <= folder_bytes(str(tmp_path)) < UNCOUNTED
+    for i in range(20):
+        (tmp_path / f"e{i}").touch()
+    assert folder_bytes(str(tmp_path), most_entries=10) == UNCOUNTED
 
 
 def test_an_error_of_many_megabytes_is_bounded_in_the_verdict():

@@ -34,8 +34,9 @@ def test_a_deeply_nested_message_is_refused_before_it_is_built():
     for _ in range(MAX_MESSAGE_DEPTH + 10):
         deep = [deep]
     payload = _saved({"kind": "progress", "violations": deep})
-    assert nesting_depth(payload) > MAX_MESSAGE_DEPTH
-    with pytest.raises(ValueError, match="nests"):
+    with pytest.raises(pickle_depth.MessageShapeError, match=f"nests more than {MAX_MESSAGE_DEPTH}"):
+        nesting_depth(payload)
+    with pytest.raises(ForgedMessage, match="nests"):
         decode_message(payload)
 
 
@@ -109,3 +110,35 @@ def test_keys_that_can_collide_are_bounded_per_container_and_per_message():
     many = {f"d{j}": {i: 0 for i in range(MAX_LOOSE_KEYS)} for j in range(65)}
     with pytest.raises(ValueError, match="chosen to collide"):
         nesting_depth(_saved({"kind": "final", "profile": many}))
+
+
+def _dag(levels: int) -> bytes:
+    """Pickle opcodes of a tuple whose every level holds the level below twice (memo reuse): a few
+    bytes a level, 2**levels nodes once expanded."""
+    body = b"K\x01\x85q\x00"
+    for i in range(1, levels + 1):  # POP the level below once its two references are taken
+        body += b"0" + b"h" + bytes([i - 1]) + b"h" + bytes([i - 1]) + b"\x86" + b"q" + bytes([i])
+    return body
+
+
+def _progress_with(key_or_value: bytes, as_key: bool) -> bytes:
+    head = b"\x80\x02}" + b"X\x04\x00\x00\x00kind" + b"X\x08\x00\x00\x00progress" + b"s"
+    pair = key_or_value + b"K\x01" if as_key else b"X\x01\x00\x00\x00v" + key_or_value
+    return _archive([("archive/data.pkl", head + pair + b"s" + b".")])
+
+
+def test_values_that_expand_past_their_size_are_refused_before_they_are_built():
+    from hawkeye_env.judge.pickle_depth import MAX_EXPANDED_NODES, MAX_KEY_NODES
+
+    # a key is hashed whole: 2**40 nodes from a 1 KB pickle froze the parent
+    with pytest.raises(pickle_depth.MessageShapeError, match="expands to"):
+        nesting_depth(_progress_with(_dag(40), as_key=True))
+    with pytest.raises(ForgedMessage, match="expands to"):
+        decode_message(_progress_with(_dag(40), as_key=True))
+    with pytest.raises(ValueError, match=f"over {MAX_KEY_NODES}"):
+        nesting_depth(_progress_with(_dag(7), as_key=True))
+    assert nesting_depth(_progress_with(_dag(4), as_key=True)) <= 8
+    # a value is compared, copied and printed whole
+    with pytest.raises(ValueError, match=f"over {MAX_EXPANDED_NODES}"):
+        nesting_depth(_progress_with(_dag(30), as_key=False))
+    assert nesting_depth(_progress_with(_dag(12), as_key=False)) <= 16

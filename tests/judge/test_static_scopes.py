@@ -15,7 +15,7 @@ from tests.judge.test_static_allowlist import ESCAPE_HEAD as HEAD
 
 def _reads(source: str) -> list[tuple[int, str, str]]:
     tree = ast.parse(source)
-    where = resolve(tree)
+    where = resolve(tree).where
     return sorted((n.lineno, n.id, where[id(n)]) for n in ast.walk(tree)
                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
@@ -95,6 +95,23 @@ FORWARD = '''class ModelNew(nn.Module):
     # a module-level read before the binding falls through (a kernel launched at import injected it)
     ("x = ast\nast = 1\n\n\n", "module-level name ast"),
     ("counter += 1\n\n\n", "counter += ...: the name is not surely bound"),
+    # an annotation is read where the def runs, not among the function's parameters
+    ("def outer():\n    def host(exec: exec('1')):\n        pass\n\n\n", "use of exec is not allowed"),
+    # a name only read inside an assignment target binds nothing
+    ("SEEN = {}\nSEEN[lambda: dataclasses] = 0\n\n\ndef host():\n    return dataclasses\n\n\n",
+     "name dataclasses is not surely bound"),
+    # a function called at import, after a kernel launch, reads the interpreter's dataclasses
+    ("def peek():\n    return dataclasses\n\n\nZ = torch.zeros(4)\nadd_kernel[(1,)](Z, Z, Z, 4, BLOCK=4)\n"
+     "EARLY = peek()\ndataclasses = None\n\n\n", "name dataclasses is not surely bound"),
+    # self is an instance only as a method's first parameter
+    ("class Names:\n    rewriter = None\n\n\ndef escape(self):\n    return self.rewriter\n\n\n",
+     "self.rewriter: rewriter is also"),
+    ("class Names:\n    def rewriter(self):\n        self = add_kernel\n        return self.rewriter\n\n\n",
+     "self.rewriter: rewriter is also"),
+    ("def patch(self):\n    self.cache = None\n\n\n", "only attributes of self (a method's first parameter"),
+    # keys built from strings at run time, builtins' names defined by a class body
+    ("def host(g):\n    return g['__built' + 'ins__']\n\n\n", "a subscript key built from strings"),
+    ("class Names:\n    def exec(self):\n        pass\n\n\n", "class Names defines exec"),
 ])
 def test_reads_that_fall_through_are_findings(body, fragment):
     findings = check_source(HEAD + body + FORWARD)
@@ -131,4 +148,34 @@ def test_resolution_never_recurses():
     for _ in range(20000):
         nested = ast.UnaryOp(op=ast.USub(), operand=nested)
     tree.body[0].value = nested
-    assert resolve(tree) == {id(tree.body[0].targets[0]): "module"}
+    assert resolve(tree).where == {id(tree.body[0].targets[0]): "module"}
+
+
+def test_the_interpreter_globals_list_covers_this_triton():
+    """``static_allowlist.INTERPRETER_GLOBALS`` is data; recompute it from the installed Triton."""
+    import triton.runtime.interpreter as interpreter
+
+    from hawkeye_env.judge.static_allowlist import INTERPRETER_GLOBALS, INTERPRETER_NAMES
+
+    names = {k for k in vars(interpreter) if not (k.startswith("__") and k.endswith("__"))}
+    assert not names - INTERPRETER_GLOBALS, sorted(names - INTERPRETER_GLOBALS)
+    assert INTERPRETER_NAMES <= INTERPRETER_GLOBALS
+
+
+def test_a_method_and_its_closures_see_self_as_the_instance():
+    source = HEAD + """class ModelNew(nn.Module):
+    scale = 2
+
+    def forward(self, a, b):
+        def launch():
+            return self.scale
+        self.cached = launch()
+        out = torch.empty_like(a)
+        add_kernel[(triton.cdiv(a.numel(), 1024),)](a, b, out, a.numel(), BLOCK=1024)
+        return out
+
+    @property
+    def width(self):
+        return self.scale
+"""
+    assert check_source(source) == []

@@ -74,16 +74,16 @@ FORGERIES = {
     "complex": (Stage.INCORRECT, "dtype complex64 != expected float32"),
     "quantized": (Stage.INCORRECT, "dtype qint32 != expected float32"),
     "zero_dim": (Stage.INCORRECT, "shape () != expected"),
-    "deep": (Stage.REJECTED, "nests 4"),  # refused before decoding (pickle_depth.py)
+    "deep": (Stage.REJECTED, "nests more than 64"),  # refused before decoding (pickle_depth.py)
     "huge_int": (Stage.RUNTIME_ERROR, "judge_error"),
     # the depth check reads exactly the pickle torch.load reads, at no more cost (pickle_depth.py)
     "legacy": (Stage.RUNTIME_ERROR, "not a torch.save archive"),
     "deflated": (Stage.RUNTIME_ERROR, "compressed entries"),
-    "decoy": (Stage.REJECTED, "nests 4"),
+    "decoy": (Stage.REJECTED, "nests more than 64"),
     "none_output": (Stage.INCORRECT, "an output is NoneType, not a tensor"),
     "tensor_timing": (Stage.REJECTED, "breaks its validation"),
     # refused before decoding: keys that can be chosen to collide, a frame over the socket's bound
-    "colliding_keys": (Stage.RUNTIME_ERROR, "keys that can be chosen to collide"),
+    "colliding_keys": (Stage.REJECTED, "keys that can be chosen to collide"),
     "frame_flood": (Stage.RUNTIME_ERROR, "exceeds the 67108864 byte limit"),
     "oversized_file": (Stage.RUNTIME_ERROR, "reply file of 300 MiB exceeds its limit of 256 MiB"),
 }
