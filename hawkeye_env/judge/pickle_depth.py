@@ -144,17 +144,17 @@ class _Shape:
     def check_keys(self, keys: list[_Value]) -> None:
         big = max((k.nodes for k in keys), default=0)
         if big > MAX_KEY_NODES:
-            raise MessageShapeError(f"a dict key or set item that expands to {big} nodes, over {MAX_KEY_NODES}: hashing it "
-                             "walks every one")
+            raise MessageShapeError(f"a dict key or set item that expands to {big} nodes, over {MAX_KEY_NODES}: "
+                                    "hashing it walks every one")
 
     def count_keys(self, container: _Value, loose: int) -> None:
         """``loose`` more keys that are not strings put into ``container``."""
         container.loose += loose
         self.loose_total += loose
         if container.loose > MAX_LOOSE_KEYS or self.loose_total > MAX_LOOSE_KEYS_TOTAL:
-            raise MessageShapeError(f"a dict or set with {container.loose} keys that are not strings ({self.loose_total} "
-                             f"in the message), over {MAX_LOOSE_KEYS} ({MAX_LOOSE_KEYS_TOTAL}): keys that can be "
-                             "chosen to collide")
+            raise MessageShapeError(f"a dict or set with {container.loose} keys that are not strings "
+                                    f"({self.loose_total} in the message), over {MAX_LOOSE_KEYS} "
+                                    f"({MAX_LOOSE_KEYS_TOTAL}): keys that can be chosen to collide")
 
     def reduce(self, n: int) -> _Value:
         """A callable applied to its arguments (``REDUCE``, ``NEWOBJ``: callable, argument tuple;
