@@ -36,6 +36,7 @@ from torch.utils._pytree import tree_flatten
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
+from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, serve_jobs
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
@@ -274,7 +275,7 @@ class _Replay:
         self.violations: list[list[str]] = []
 
     def violate(self, code: str, message: str) -> None:
-        if [code, message] not in self.violations:
+        if [code, message] not in self.violations and len(self.violations) < MAX_VIOLATIONS:
             self.violations.append([code, message])
 
     def runner(self, shape: dict, distribution: str, seed: int) -> PlanRunner:

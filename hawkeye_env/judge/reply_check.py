@@ -20,7 +20,7 @@ import math
 import torch
 
 from hawkeye_env.judge.timing_plan import TIMING_ROUNDS, plan_iterations
-from hawkeye_env.judge.verdict import VIOLATION_CODES
+from hawkeye_env.judge.verdict import MAX_VIOLATIONS, VIOLATION_CODES
 
 STAGES = ("ok", "compile_error", "runtime_error", "no_source")
 # A verdict's error and each violation message keep at most this many characters of what a worker
@@ -32,6 +32,8 @@ TIMING_FIELDS = ("median_ms", "iqr_ms", "cv", "wall_median_ms")
 def _violations_problem(violations) -> str | None:
     if not isinstance(violations, list):
         return "violations is not a list"
+    if len(violations) > MAX_VIOLATIONS:
+        return f"{len(violations)} violations, more than a worker reports ({MAX_VIOLATIONS})"
     for item in violations:
         if not (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
             return "a violation is not a (code, message) pair of strings"

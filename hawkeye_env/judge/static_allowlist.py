@@ -49,7 +49,7 @@ _TL = _names("""
     mul multiple_of num_programs pair_uniform_to_normal permute philox philox_impl pi32_t
     pointer_type program_id rand rand4x randint randint4x randn randn4x range ravel reduce
     reduce_or reshape rsqrt sigmoid sin slice softmax sort split sqrt sqrt_rn squeeze
-    static_assert static_print static_range store store_tensor_descriptor str_to_ty sub sum
+    static_assert static_print static_range store store_tensor_descriptor sub sum
     swizzle2d tensor tensor_descriptor tensor_descriptor_type to_tensor topk trans tuple tuple_type
     uint16 uint32 uint64 uint8 uint_to_uniform_float umulhi unsqueeze view void where xor_sum
     zeros zeros_like extra math""")
@@ -95,7 +95,7 @@ MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
     # helpers, IR internals, the AMD and Blackwell-only submodules and 3.6's ``thread_barrier``
     # (gone in 3.9, where the tests check every listed name exists).
     "triton.experimental": _names("gluon"),
-    "triton.experimental.gluon": _names("aggregate constexpr_function jit language must_use_result nvidia"),
+    "triton.experimental.gluon": _names("constexpr_function jit language must_use_result nvidia"),
     "triton.experimental.gluon.language": _names("""
         AutoLayout BlockedLayout CachePolicy CoalescedLayout DistributedLinearLayout DotOperandLayout
         NVMMADistributedLayout NVMMASharedLayout PaddedSharedLayout SharedLinearLayout SliceLayout

@@ -25,7 +25,7 @@ from hawkeye_env.judge.static_allowlist import (
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
-from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
+from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
 from hawkeye_env.judge.static_scopes import Scope, resolve
 
@@ -88,6 +88,20 @@ def _dotted(node: ast.AST) -> str:
 CLASS_BODY_FORBIDDEN = frozenset({"exec", "eval", "compile", "open", "globals", "locals", "vars", "getattr",
                                   "setattr", "delattr", "breakpoint", "input", "memoryview", "object", "type",
                                   "super", "dir", "help"})
+
+
+def _string_annotation(node: ast.AST) -> bool:
+    """Whether ``node`` (a parameter, an annotated assignment or a ``def``'s return) is annotated
+    with anything holding a string constant."""
+    annotation = node.returns if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.annotation
+    return annotation is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                                          for n in ast.walk(annotation))
+
+
+# Methods that read a mapping by key, checked like a subscript.
+KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
+# Names a candidate must define though nn.Module carries them: its forward.
+DEFINABLE = frozenset({"forward"})
 
 
 def _class_body_names(node: ast.ClassDef) -> list[str]:
@@ -161,16 +175,11 @@ class Checker:
                                 self.in_classes.add(t.id)
 
     def _collect_instances(self) -> None:
-        """``self.instances``: names whose every binding is ``name = OwnClass(...)`` with a class the
-        source defines, so the attributes read on them are the candidate's own."""
-        classes = {n.name for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)}
-        self.classes = classes
-        self.methods = {f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) for f in c.body
-                        if isinstance(f, ast.FunctionDef) and not any(
-                            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                            for d in f.decorator_list)}
+        """``self.instances``: names whose every binding is ``name = OwnClass(...)``, the class a
+        module-level ``class`` statement binds and nothing rebinds, so the attributes read on them
+        are the candidate's own. ``self.methods``: what a class body defines that may be called
+        with any object as ``self`` when read on the class (its plain functions and its aliases)."""
         bindings: dict[str, int] = {}
-        own: dict[str, int] = {}
         for node in ast.walk(self.tree):
             names: list[str] = []
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -183,14 +192,43 @@ class Checker:
                 names = [node.asname or node.name.split(".")[0]]
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 names = [node.name]
-            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                  and isinstance(node.value.func, ast.Name) and node.value.func.id in classes):
+            for name in names:
+                bindings[name] = bindings.get(name, 0) + 1
+        defined = [n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)]
+        self.classes = {c.name for c in defined}
+        self.methods = {f.name for c in defined for f in c.body
+                        if isinstance(f, ast.FunctionDef) and not any(
+                            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                            for d in f.decorator_list)}
+        self.methods |= {t.id for c in defined for f in c.body if isinstance(f, ast.Assign)
+                         and not isinstance(f.value, ast.Constant) for t in f.targets if isinstance(t, ast.Name)}
+        own_classes = {c for c in self.classes if bindings.get(c) == 1}
+        own: dict[str, int] = {}
+        for node in ast.walk(self.tree):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in own_classes
+                    and self.where.get(id(node.value.func)) == "module"):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         own[t.id] = own.get(t.id, 0) + 1
-            for name in names:
-                bindings[name] = bindings.get(name, 0) + 1
         self.instances = {name for name, n in own.items() if bindings.get(name) == n}
+
+    def _check_definitions(self) -> None:
+        """No class body and no ``self.x`` defines a name that kernels, tensors, modules or the
+        interpreter's objects carry with code behind it (``CODE_ATTRIBUTES``): a name the candidate
+        defines is readable on its own objects, and a method called with a foreign object as
+        ``self`` would read that object's (``ModelNew.f(kernel)``, ``C.alias(kernel)``)."""
+        for node in ast.walk(self.tree):
+            names: list[str] = []
+            if isinstance(node, ast.ClassDef):
+                names = _class_body_names(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(
+                    node.value, ast.Name) and node.value.id == "self":
+                names = [node.attr]
+            for name in names:
+                if name in CODE_ATTRIBUTES and name not in OBJECT_ATTRIBUTES and name not in DEFINABLE:
+                    self._add("forbidden_attribute", node, f"defines {name}: kernels, tensors, modules or the "
+                              "interpreter's objects carry a name of code there; choose another name (#18)")
 
     def _module_of(self, node: ast.AST) -> str | None:
         """The module path ``node`` evaluates to (``F`` -> ``torch.nn.functional``), else None."""
@@ -210,6 +248,7 @@ class Checker:
     def run(self) -> list[Finding]:
         self._collect()
         self._collect_instances()
+        self._check_definitions()
         # (node, parent, depth, parent's line)
         stack: list[tuple[ast.AST, ast.AST | None, int, int]] = [(self.tree, None, 1, 0)]
         too_deep = False
@@ -253,10 +292,16 @@ class Checker:
                                            for n in ast.walk(node.slice)):
             self._add("forbidden_attribute", node, "a subscript key built from strings at run time "
                       "(g['__built' + 'ins__']) escapes the key rules: use a literal key (#18)")
+        elif (kind is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr in KEYED_METHODS
+              and node.args):
+            self._key_argument(node, node.args[0])
         elif kind is ast.AugAssign and isinstance(node.target, ast.Name) and self.where.get(
                 id(node)) == "fallthrough" and node.target.id not in ALLOWED_BUILTINS:
             self._add("forbidden_call", node, f"{node.target.id} += ...: the name is not surely bound where it is "
                       "read (#18)")
+        elif kind in (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef) and _string_annotation(node):
+            self._add("forbidden_call", node, "a string annotation: typing.get_type_hints (Triton's and Gluon's "
+                      "among its callers) evaluates it with the builtins; annotate with the name itself (#18)")
         elif kind is ast.arg and node.arg.startswith("__"):
             self._add("forbidden_attribute", node, f"name {node.arg} is not allowed")
         elif kind is ast.FunctionDef:
@@ -272,6 +317,17 @@ class Checker:
         elif kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "super" and (
                 node.args or node.keywords):
             self._add("forbidden_call", node, "super() with arguments is not allowed: call it bare (#18)")
+
+    def _key_argument(self, node: ast.Call, key: ast.AST) -> None:
+        """``d.get(key)``, ``d.pop(key)``, ``d.setdefault(key)``: the subscript rules on ``key``."""
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            if not self._forbidden_name(key.value, node) and key.value in BUILTIN_NAMES and (
+                    key.value not in ALLOWED_BUILTINS):
+                self._add("forbidden_call", node, f".{node.func.attr}({key.value!r}): the builtin {key.value} is "
+                          "not allowed")
+        elif any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(key)):
+            self._add("forbidden_attribute", node, f"a .{node.func.attr}() key built from strings at run time "
+                      "escapes the key rules: use a literal key (#18)")
 
     def _import(self, node: ast.Import) -> None:
         for a in node.names:

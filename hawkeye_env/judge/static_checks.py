@@ -40,6 +40,13 @@ a module to another name changes nothing:
   ``ALLOWED_BUILTINS`` (``getattr``, ``vars``, ``type``, ``object``, ``eval``, ``open``...) are
   findings unless a function's own local or parameter shadows them (a class body that binds one
   reads the builtin before its binding, whatever the enclosing function binds);
+- definitions: no class body and no ``self.x`` defines a builtin's name that reaches code
+  (``exec``, ``getattr``...) or a name that kernels, tensors, modules or the CPU interpreter's
+  objects carry with code behind it (``static_foreign.CODE_ATTRIBUTES``: ``rewriter``, ``fn``,
+  ``cache``...), so no spelling of ``self`` or of an own instance reads a foreign object's code;
+  no annotation holds a string (``typing.get_type_hints``, which Triton and Gluon call, evaluates
+  it with the builtins), and no mapping key (a subscript, ``.get``, ``.pop``, ``.setdefault``) is
+  built from strings at run time;
 - always forbidden, on any object and ahead of the allowlists (their messages name the hack):
   ``FORBIDDEN_ATTRIBUTES`` (#3 streams and events, #8 host copies and ``ops``, #10 precision flags),
   frame/code/generator prefixes, dunder definitions other than ``__init__``, and assignment to any

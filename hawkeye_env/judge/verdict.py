@@ -23,6 +23,11 @@ class Stage(str, Enum):
     CORRECT = "correct"  # every check passed (timed on CUDA, untimed on CPU)
 
 
+# A worker reports at most this many distinct violations (the first ones it saw); a reply with more
+# was not written by the judge's worker (a million copies of one violation cost the parent tens of GB
+# of verdict and feedback text).
+MAX_VIOLATIONS = 64
+
 # Violation codes: one per defence in REWARD_HACKS.md (number in the comment).
 VIOLATION_CODES: dict[str, str] = {
     "forbidden_import": "imports a module that could escape the sandbox or patch the judge (#4, #6)",

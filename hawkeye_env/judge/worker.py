@@ -26,6 +26,7 @@ from hawkeye_env.judge import guards
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
+from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
@@ -88,7 +89,7 @@ class _Run:
         self.profile[step] = self.profile.get(step, 0.0) + time.monotonic() - since
 
     def violate(self, code: str, message: str) -> None:
-        if [code, message] not in self.violations:
+        if [code, message] not in self.violations and len(self.violations) < MAX_VIOLATIONS:
             self.violations.append([code, message])
 
     def build(self, shape: dict, distribution: str, seed: int):

@@ -129,15 +129,15 @@ def _lane_worker(conn, device, memory_limit_bytes) -> None:
 
 def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tmp_path):
     """Three workers on one lane: their timed sections never overlap, and every worker gets its
-    reply within an 8 s timeout although the last one finishes more than 8 s after it started
-    (three timed sections of 3 s after a sandboxed interpreter's start-up), because waiting for
-    the lane does not count against it."""
+    reply within a 12 s timeout although the last one finishes more than 12 s after it started
+    (three timed sections of 5 s after a sandboxed interpreter's start-up, which takes seconds on
+    a loaded 2-core machine), because waiting for the lane does not count against it."""
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
     outcomes: list[sandbox.Outcome] = []
 
     def run() -> None:
-        job = {"device": "cpu", "hold_s": 3.0}
-        outcomes.append(sandbox.run_job(_lane_worker, job, timeout_s=8.0, memory_limit_bytes=0, lane=lane))
+        job = {"device": "cpu", "hold_s": 5.0}
+        outcomes.append(sandbox.run_job(_lane_worker, job, timeout_s=12.0, memory_limit_bytes=0, lane=lane))
 
     threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:
@@ -148,8 +148,8 @@ def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tm
     assert all(o.reply is not None for o in outcomes), [(o.failure, o.detail) for o in outcomes]
     intervals = [tuple(o.reply["timed"]) for o in outcomes]
     assert not _overlaps(intervals), intervals
-    assert max(o.lane_wait_s for o in outcomes) >= 3.0  # someone waited a whole timed section
-    assert max(o.wall_s for o in outcomes) > 8.0
+    assert max(o.lane_wait_s for o in outcomes) >= 5.0  # someone waited a whole timed section
+    assert max(o.wall_s for o in outcomes) > 12.0
     assert LaneLock("gpu-test", tmp_path).try_acquire(EXCLUSIVE)  # everything was released
 
 
@@ -175,7 +175,7 @@ def test_a_lane_wait_does_not_multiply_the_memory_checks(tmp_path, monkeypatch):
     monkeypatch.setattr(sandbox.host_memory, "worker_bytes", lambda proc: reads.append(1) or real(proc))
     holder = LaneLock("gpu-test", str(tmp_path))
     holder.acquire(EXCLUSIVE)
-    threading.Timer(3.0, holder.release).start()
+    threading.Timer(6.0, holder.release).start()  # past a sandboxed start-up on a loaded machine
     outcome = sandbox.run_job(_lane_worker, {"device": "cpu", "hold_s": 0.1}, timeout_s=30.0,
                               memory_limit_bytes=8 << 30, lane=lane)
     assert outcome.reply is not None and outcome.lane_wait_s >= 1.0, (outcome.failure, outcome.detail)

@@ -164,3 +164,13 @@ def test_an_error_row_on_our_own_trial_is_forged(monkeypatch):
     v = _judge(monkeypatch, {"stage": "ok", "violations": [], "trials": rows, "timing": {}})
     assert v.stage is Stage.REJECTED and [x.code for x in v.violations] == ["forged_reply"]
     assert "an error row where the plan allows none" in v.violations[0].message
+
+
+def test_more_violations_than_a_worker_reports_is_a_forged_reply():
+    from hawkeye_env.judge.reply_check import progress_violations
+    from hawkeye_env.judge.verdict import MAX_VIOLATIONS
+
+    ok, problem = progress_violations([["forged_reply", "x"]] * MAX_VIOLATIONS)
+    assert problem is None and len(ok) == MAX_VIOLATIONS
+    flood, problem = progress_violations([["forged_reply", "x" * 8000]] * (MAX_VIOLATIONS + 1))
+    assert flood == [] and "more than a worker reports" in problem

@@ -389,8 +389,8 @@ def test_class_body_names_that_kernels_and_tensors_carry_are_read_on_own_objects
 
 def test_own_instances_static_methods_and_class_constants_keep_their_names():
     source = ESCAPE_HEAD + '''class Tiles:
-    fn = 1
-    cache = 2
+    in_features = 1
+    out_features = 2
     BLOCK = 1024
 
     @staticmethod
@@ -402,7 +402,7 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         tiles = Tiles()
         out = torch.empty_like(a)
-        add_kernel[Tiles.grid(a.numel())](a, b, out, a.numel() + tiles.fn + tiles.cache - 3, BLOCK=Tiles.BLOCK)
+        add_kernel[Tiles.grid(a.numel())](a, b, out, a.numel() + tiles.in_features + tiles.out_features - 3, BLOCK=Tiles.BLOCK)
         return out
 '''
     assert check_source(source) == []
@@ -430,6 +430,28 @@ def test_the_foreign_attribute_list_covers_this_triton_and_torch():
     missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
     assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"
     assert {"fn", "cache", "get_capture_scope", "apply", "run"} <= FOREIGN_ATTRIBUTES
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES
+
+    interpreted = InterpretedFunction(_sample)
+    data = (int, float, bool, str, bytes, complex, type(None), torch.Tensor, torch.dtype, torch.device, torch.Size)
+    code = set()
+    for o in [*objects, interpreted, interpreted.rewriter]:
+        for n in dir(o):
+            if n.startswith("__") and n.endswith("__"):
+                continue
+            try:
+                value = getattr(o, n)
+            except Exception:  # noqa: BLE001 - a property that raises is counted as code
+                code.add(n)
+                continue
+            plain = isinstance(value, data) or (isinstance(value, (tuple, list)) and all(isinstance(x, data)
+                                                                                        for x in value))
+            if not plain:
+                code.add(n)
+    assert not code - CODE_ATTRIBUTES, f"add to CODE_ATTRIBUTES: {sorted(code - CODE_ATTRIBUTES)}"
+    assert {"rewriter", "_compile_and_exec", "_transform_ast", "get_capture_scope", "fn"} <= CODE_ATTRIBUTES
 
 
 def _sample(x):

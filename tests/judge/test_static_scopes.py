@@ -112,6 +112,18 @@ FORWARD = '''class ModelNew(nn.Module):
     # keys built from strings at run time, builtins' names defined by a class body
     ("def host(g):\n    return g['__built' + 'ins__']\n\n\n", "a subscript key built from strings"),
     ("class Names:\n    def exec(self):\n        pass\n\n\n", "class Names defines exec"),
+    # library functions that evaluate strings: tl.str_to_ty, Gluon's aggregate (typing.get_type_hints)
+    ("def host(s):\n    return tl.str_to_ty(s, None)\n\n\n", "str_to_ty is not on the allowlist"),
+    ("class Host:\n    done: '[print(1), int][1]'\n\n\n", "a string annotation"),
+    ("def host(x: 'int') -> 'int':\n    return x\n\n\n", "a string annotation"),
+    # a mapping read by .get/.pop/.setdefault follows the subscript rules
+    ("def host(g):\n    return g.get('__builtins__')\n\n\n", "dunder attribute __builtins__"),
+    ("def host(g):\n    return g.pop('exec')\n\n\n", "the builtin exec is not allowed"),
+    ("def host(g):\n    return g.setdefault('__buil' + 'tins__')\n\n\n", "key built from strings"),
+    # names with code behind them on kernels, modules or the interpreter's objects are not defined
+    ("class Names:\n    rewriter = None\n    _compile_and_exec = None\n\n\n", "defines rewriter"),
+    ("class Names:\n    def go(self):\n        self.get_capture_scope = None\n\n\n",
+     "defines get_capture_scope"),
 ])
 def test_reads_that_fall_through_are_findings(body, fragment):
     findings = check_source(HEAD + body + FORWARD)
