@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import pickletools
+import struct
 import zipfile
 
 # The judge's own messages nest at most about 12 deep (a reply dict, a launch plan's steps, a
@@ -50,6 +51,13 @@ MAX_EXPANDED_NODES = 1 << 24
 # MB/s in the parent (CPU machine: 2.0 s for 11.4 MB of small ints), so the cap bounds one message
 # to about 6 s.
 MAX_PICKLE_BYTES = 32 << 20
+
+# An archive's central directory, read whole by ``zipfile`` into one object per entry before any
+# entry is looked at: 500,000 empty entries (a 50 MB reply) took 5 s and 290 MB of the parent. The
+# judge's replies hold one entry per tensor storage and four more, tens to hundreds; 65,536 entries
+# (about 4 MiB of directory) parse in 0.46 s (CPU machine).
+MAX_ARCHIVE_ENTRIES = 1 << 16
+MAX_DIRECTORY_BYTES = 4 << 20
 
 _SCALAR_OPS = frozenset(
     "INT BININT BININT1 BININT2 LONG LONG1 LONG4 STRING BINSTRING SHORT_BINSTRING BINBYTES "
@@ -254,6 +262,31 @@ def nesting_depth(payload) -> int:
         raise ValueError(f"unreadable pickle: {exc}") from exc
 
 
+def _directory_size(source) -> tuple[int, int]:
+    """(entries, bytes) of the central directory that ``zipfile`` would read from ``source``, the
+    larger where the end record and a zip64 record disagree (``zipfile`` takes the zip64 record just
+    before its locator; the locator names one too: both are read). ``ValueError`` if no end record."""
+    source.seek(0, io.SEEK_END)
+    size = source.tell()
+    span = min(size, 22 + 0xFFFF)  # the end record (22 bytes) and a comment of at most 64 KiB
+    source.seek(size - span)
+    tail = source.read(span)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        raise ValueError("not a torch.save archive (zip)")
+    entries, directory = struct.unpack_from("<HL", tail, at + 10)
+    if at >= 20 and tail[at - 20:at - 16] == b"PK\x06\x07":
+        named = struct.unpack_from("<Q", tail, at - 20 + 8)[0]
+        for offset in (named, size - span + at - 20 - 56):
+            if 0 <= offset <= size - 56:
+                source.seek(offset)
+                record = source.read(56)
+                if record[:4] == b"PK\x06\x06":
+                    total, length = struct.unpack_from("<QQ", record, 32)
+                    entries, directory = max(entries, total), max(directory, length)
+    return entries, directory
+
+
 def archive_pickle(payload) -> bytes:
     """The ``data.pkl`` that ``torch.load`` will read from ``payload``, refusing whatever would let
     the depth check read other bytes than torch does, or cost the parent more than reading it:
@@ -261,8 +294,14 @@ def archive_pickle(payload) -> bytes:
     the first), duplicate entry names or entries outside the first entry's folder (torch reads
     ``<that folder>/data.pkl``), compressed entries (``torch.save`` stores them; a deflated one
     inflates in the parent, 1000:1), and a ``data.pkl`` over ``MAX_PICKLE_BYTES``. Raises
-    ``ValueError``."""
+    ``ValueError``; ``MessageShapeError`` for a central directory past ``MAX_ARCHIVE_ENTRIES`` or
+    ``MAX_DIRECTORY_BYTES``, refused before ``zipfile`` reads it."""
     source = io.BytesIO(payload) if isinstance(payload, (bytes, bytearray)) else payload
+    entries, directory = _directory_size(source)
+    if entries > MAX_ARCHIVE_ENTRIES or directory > MAX_DIRECTORY_BYTES:
+        raise MessageShapeError(f"the archive lists {entries} entries in {directory} bytes, over "
+                                f"{MAX_ARCHIVE_ENTRIES} or {MAX_DIRECTORY_BYTES}: written by the candidate")
+    source.seek(0)
     try:
         archive = zipfile.ZipFile(source)
     except zipfile.BadZipFile as exc:
@@ -286,5 +325,6 @@ def archive_pickle(payload) -> bytes:
         return archive.read(info)
 
 
-__all__ = ["MAX_EXPANDED_NODES", "MAX_KEY_NODES", "MAX_LOOSE_KEYS", "MAX_LOOSE_KEYS_TOTAL", "MAX_MESSAGE_DEPTH",
-           "MAX_PICKLE_BYTES", "MessageShapeError", "archive_pickle", "nesting_depth"]
+__all__ = ["MAX_ARCHIVE_ENTRIES", "MAX_DIRECTORY_BYTES", "MAX_EXPANDED_NODES", "MAX_KEY_NODES", "MAX_LOOSE_KEYS",
+           "MAX_LOOSE_KEYS_TOTAL", "MAX_MESSAGE_DEPTH", "MAX_PICKLE_BYTES", "MessageShapeError", "archive_pickle",
+           "nesting_depth"]

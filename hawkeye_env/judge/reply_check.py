@@ -27,6 +27,11 @@ STAGES = ("ok", "compile_error", "runtime_error", "no_source")
 # sent (about a screen of traceback; the worker's printed output is bounded the same way).
 MAX_TEXT_CHARS = 8000
 TIMING_FIELDS = ("median_ms", "iqr_ms", "cv", "wall_median_ms")
+# A worker's profile names its own steps, about 10 (``worker.py``, ``worker_process.py``,
+# ``replay.py``); every entry is copied into the verdict and its stored row, so a forged reply of
+# 1.6 million entries took the parent 0.5 GB and the store 32 MB for one verdict.
+MAX_PROFILE_ENTRIES = 64
+MAX_PROFILE_KEY_CHARS = 64
 
 
 def _violations_problem(violations) -> str | None:
@@ -191,6 +196,10 @@ def _head_problem(reply) -> str | None:
     if not isinstance(profile, dict) or not all(_finite(x, False) for x in profile.values()
                                                 if isinstance(x, (int, float))):
         return "the profile is not a dict of finite numbers"
+    if len(profile) > MAX_PROFILE_ENTRIES or not all(
+            isinstance(k, str) and len(k) <= MAX_PROFILE_KEY_CHARS for k in profile):
+        return (f"the profile holds more than {MAX_PROFILE_ENTRIES} entries or a key that is not a name of at "
+                f"most {MAX_PROFILE_KEY_CHARS} characters")
     return _violations_problem(reply.get("violations", []))
 
 
@@ -230,4 +239,5 @@ def record_problem(job: dict, reply) -> str | None:
     return None
 
 
-__all__ = ["MAX_TEXT_CHARS", "bounded_text", "progress_violations", "record_problem", "reply_problem"]
+__all__ = ["MAX_PROFILE_ENTRIES", "MAX_PROFILE_KEY_CHARS", "MAX_TEXT_CHARS", "bounded_text", "progress_violations",
+           "record_problem", "reply_problem"]

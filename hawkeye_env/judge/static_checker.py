@@ -2,15 +2,14 @@
 
 The rules themselves are described in ``static_checks.py`` (the entry points, ``check_source``)
 and listed in ``static_allowlist.py``; which modules and module attributes a candidate reaches is
-``static_modules.py``. ``Checker.run`` is iterative (an explicit stack, no recursion), so a tree of
-any depth is walked without raising; depth past ``MAX_AST_DEPTH`` is itself a finding (#23).
+``static_modules.py``; the finding record and small syntax readers are ``static_syntax.py``.
+``Checker.run`` is iterative (an explicit stack, no recursion), so a tree of any depth is walked
+without raising; depth past ``MAX_AST_DEPTH`` is itself a finding (#23).
 """
 
 from __future__ import annotations
 
 import ast
-import string
-from dataclasses import dataclass
 
 from hawkeye_env.judge.static_allowlist import (
     ALLOWED_BUILTINS,
@@ -28,100 +27,17 @@ from hawkeye_env.judge.static_allowlist import (
 from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
 from hawkeye_env.judge.static_scopes import Scope, resolve
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One static violation: ``code`` is a ``VIOLATION_CODES`` key; ``line`` is 1-based."""
-
-    code: str
-    line: int
-    message: str
-
-
-def _format_fields_safe(text: str) -> bool:
-    """True if ``text.format(...)`` reads no attribute or index of its arguments (nested specs
-    included, iteratively: a crafted spec could nest thousands deep)."""
-    pending = [(text, 0)]
-    while pending:
-        text, level = pending.pop()
-        if level > 2:  # str.format itself stops at two levels ("Max string recursion exceeded")
-            return False
-        try:
-            parsed = list(string.Formatter().parse(text))
-        except ValueError:
-            return False
-        for _, field, spec, _ in parsed:
-            if field is not None and ("." in field or "[" in field):
-                return False
-            if spec:
-                pending.append((spec, level + 1))
-    return True
-
-
-def _dotted(node: ast.AST) -> str:
-    """``a.b[...].c`` for an attribute chain, without recursion (``ast.unparse`` recurses)."""
-    parts: list[str] = []
-    for _ in range(32):
-        if isinstance(node, ast.Attribute):
-            parts.append("." + node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            parts.append("[...]")
-            node = node.value
-        elif isinstance(node, ast.Call):
-            parts.append("()")
-            node = node.func
-        else:
-            break
-    if isinstance(node, ast.Name):
-        root = node.id
-    elif isinstance(node, ast.Constant):
-        root = repr(node.value)[:40]
-    else:
-        root = f"<{type(node).__name__.lower()}>"
-    return root + "".join(reversed(parts))
-
-
-# Builtins that reach code, frames or files: no class body may define a name of these (a class-body
-# name is readable on other objects, static_checks.py).
-CLASS_BODY_FORBIDDEN = frozenset({"exec", "eval", "compile", "open", "globals", "locals", "vars", "getattr",
-                                  "setattr", "delattr", "breakpoint", "input", "memoryview", "object", "type",
-                                  "super", "dir", "help"})
-
-
-def _string_annotation(node: ast.AST) -> bool:
-    """Whether ``node`` (a parameter, an annotated assignment or a ``def``'s return) is annotated
-    with anything holding a string constant."""
-    annotation = node.returns if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.annotation
-    return annotation is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str)
-                                          for n in ast.walk(annotation))
-
-
-# Methods that read a mapping by key, checked like a subscript.
-KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
-# Names a candidate must define though nn.Module carries them: its forward.
-DEFINABLE = frozenset({"forward"})
-
-
-def _class_body_names(node: ast.ClassDef) -> list[str]:
-    names = []
-    for item in node.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(item.name)
-        elif isinstance(item, ast.Assign):
-            names += [n.id for t in item.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            names.append(item.target.id)
-    return names
-
-
-def _chain_root(node: ast.AST) -> ast.AST:
-    for _ in range(MAX_AST_DEPTH):
-        if not isinstance(node, (ast.Attribute, ast.Subscript)):
-            break
-        node = node.value
-    return node
+from hawkeye_env.judge.static_syntax import (
+    CLASS_BODY_FORBIDDEN,
+    DEFINABLE,
+    KEYED_METHODS,
+    Finding,
+    chain_root,
+    class_body_names,
+    dotted,
+    format_fields_safe,
+    string_annotation,
+)
 
 
 class Checker:
@@ -162,7 +78,7 @@ class Checker:
                     if is_module(f"{node.module}.{a.name}"):
                         self.modules[a.asname or a.name] = f"{node.module}.{a.name}"
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                root = _chain_root(node)
+                root = chain_root(node)
                 if self._is_self(root):
                     self.on_self.add(node.attr)
             elif isinstance(node, ast.ClassDef):
@@ -221,7 +137,7 @@ class Checker:
         for node in ast.walk(self.tree):
             names: list[str] = []
             if isinstance(node, ast.ClassDef):
-                names = _class_body_names(node)
+                names = class_body_names(node)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(
                     node.value, ast.Name) and node.value.id == "self":
                 names = [node.attr]
@@ -230,7 +146,7 @@ class Checker:
                     self._add("forbidden_attribute", node, f"defines {name}: kernels, tensors, modules or the "
                               "interpreter's objects carry a name of code there; choose another name (#18)")
 
-    def _module_of(self, node: ast.AST) -> str | None:
+    def module_of(self, node: ast.AST) -> str | None:
         """The module path ``node`` evaluates to (``F`` -> ``torch.nn.functional``), else None."""
         attrs: list[str] = []
         while isinstance(node, ast.Attribute) and len(attrs) < MAX_AST_DEPTH:
@@ -299,7 +215,7 @@ class Checker:
                 id(node)) == "fallthrough" and node.target.id not in ALLOWED_BUILTINS:
             self._add("forbidden_call", node, f"{node.target.id} += ...: the name is not surely bound where it is "
                       "read (#18)")
-        elif kind in (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef) and _string_annotation(node):
+        elif kind in (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef) and string_annotation(node):
             self._add("forbidden_call", node, "a string annotation: typing.get_type_hints (Triton's and Gluon's "
                       "among its callers) evaluates it with the builtins; annotate with the name itself (#18)")
         elif kind is ast.arg and node.arg.startswith("__"):
@@ -307,8 +223,8 @@ class Checker:
         elif kind is ast.FunctionDef:
             if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
-        elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in _class_body_names(node)):
-            names = sorted(n for n in _class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
+        elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in class_body_names(node)):
+            names = sorted(n for n in class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
             self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
                       "which would open that attribute on other objects (#18)")
         elif kind is ast.ClassDef and node.keywords:
@@ -391,9 +307,9 @@ class Checker:
         return True
 
     def _attribute(self, node: ast.Attribute, parent: ast.AST | None) -> None:
-        attr, text = node.attr, _dotted(node)
+        attr, text = node.attr, dotted(node)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
-            root = _chain_root(node)
+            root = chain_root(node)
             if isinstance(root, ast.Name) and root.id in self.modules:
                 self._add("forbidden_attribute", node, f"assigning to {text} patches a module (#6)")
             elif not self._is_self(root):
@@ -405,7 +321,7 @@ class Checker:
             self._add("forbidden_attribute", node, f"{text}: a method read on its class binds self to any "
                       "object it is called with; call it on an instance (#18)")
             return
-        module = self._module_of(node.value)
+        module = self.module_of(node.value)
         if module is not None:
             if module == "torch" and attr == "load":
                 self._add("forbidden_call", node, "torch.load reads files (#7)")
@@ -419,7 +335,7 @@ class Checker:
         elif attr in ("format", "format_map"):
             value = node.value
             if attr == "format_map" or not (isinstance(value, ast.Constant) and isinstance(value.value, str)
-                                            and _format_fields_safe(value.value)):
+                                            and format_fields_safe(value.value)):
                 self._add("forbidden_attribute", node, f"{attr} reads attributes by name: only a literal "
                           "'...'.format whose fields have no '.' or '[' is allowed (#18)")
         elif attr in ALLOWED_DUNDERS or attr in OBJECT_ATTRIBUTES:

@@ -47,6 +47,10 @@ a module to another name changes nothing:
   no annotation holds a string (``typing.get_type_hints``, which Triton and Gluon call, evaluates
   it with the builtins), and no mapping key (a subscript, ``.get``, ``.pop``, ``.setdefault``) is
   built from strings at run time;
+- text: no coding declaration but UTF-8 (the import would decode other code than the checked
+  text), and ``jit`` only as the decorator of a module-level ``def`` whose lines hold no other line
+  beginning ``def ``, as Triton's CPU interpreter recompiles a kernel from its last such line, at
+  module level (``static_kernels.py``);
 - always forbidden, on any object and ahead of the allowlists (their messages name the hack):
   ``FORBIDDEN_ATTRIBUTES`` (#3 streams and events, #8 host copies and ``ops``, #10 precision flags),
   frame/code/generator prefixes, dunder definitions other than ``__init__``, and assignment to any
@@ -60,8 +64,9 @@ list, and anything reachable through a value an allowed function returns that th
 foresee.
 
 Where the rules live: this module is the entry point (``parse_source``, ``check_source``); the
-walk over the tree is ``static_checker.py``, the lists are ``static_allowlist.py``, and which
-modules a candidate reaches and what each offers is ``static_modules.py``.
+walk over the tree is ``static_checker.py``, the text's rules ``static_kernels.py``, the lists are
+``static_allowlist.py``, and which modules a candidate reaches and what each offers is
+``static_modules.py``.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ import ast
 import threading
 
 from hawkeye_env.judge.static_checker import Checker, Finding
+from hawkeye_env.judge.static_kernels import encoding_findings, kernel_findings
 
 _PARSE_LOCK = threading.Lock()
 
@@ -92,7 +98,8 @@ def check_source(source: str) -> list[Finding]:
     (#23), so one candidate cannot lose the batch."""
     tree = parse_source(source)
     try:
-        findings = Checker(tree).run()
+        checker = Checker(tree)
+        findings = checker.run() + encoding_findings(source) + kernel_findings(tree, source, checker.module_of)
     except Exception as exc:  # noqa: BLE001 - the error boundary of one candidate
         findings = [Finding("forbidden_call", 0, f"the static checker failed on this source "
                             f"({type(exc).__name__}); rejected rather than trusted (#23)")]

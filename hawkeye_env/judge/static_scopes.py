@@ -102,19 +102,40 @@ def _sure_names(stmt: ast.stmt) -> list[str]:
     return []
 
 
-def _runs_code(stmt: ast.stmt) -> bool:
-    """Whether a top-level statement can run code when the module runs: any call in it, except in
-    a ``def``'s body (run later); imports and a docstring never do."""
+# Expressions that run none of the candidate's code when evaluated at module level: a call, a
+# decorator (applied without a call node), a class base (its ``__init_subclass__``), ``raise C``
+# (instantiates ``C``), ``with``, loops and the rest can; these cannot.
+_INERT = (ast.Constant, ast.Name, ast.Attribute, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp,
+          ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred, ast.Subscript, ast.Slice, ast.expr_context, ast.operator,
+          ast.boolop, ast.cmpop, ast.unaryop)
+
+
+def _inert(nodes) -> bool:
+    return all(isinstance(n, _INERT) for node in nodes for n in ast.walk(node))
+
+
+def runs_code(stmt: ast.stmt) -> bool:
+    """Whether a top-level statement can run code when the module runs. Only these cannot: imports,
+    ``pass``, a docstring, an assignment of an inert expression (names, attributes, literals,
+    arithmetic, subscripts), an undecorated ``def`` whose defaults and annotations are inert (its
+    body runs later) and an undecorated class without bases whose body holds only such statements."""
     if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
         return False
+    if isinstance(stmt, ast.Expr):
+        return not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+    if isinstance(stmt, ast.Assign):
+        return not _inert([*stmt.targets, stmt.value])
+    if isinstance(stmt, ast.AnnAssign):
+        return not _inert([stmt.target, stmt.annotation, *([stmt.value] if stmt.value else [])])
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = stmt.args
-        parts = [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None),
+        parts = [*args.defaults, *(d for d in args.kw_defaults if d is not None),
                  *(a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
                    if a is not None and a.annotation is not None), *([stmt.returns] if stmt.returns else [])]
-    else:
-        parts = [stmt]
-    return any(isinstance(n, ast.Call) for part in parts for n in ast.walk(part))
+        return bool(stmt.decorator_list) or not _inert(parts)
+    if isinstance(stmt, ast.ClassDef):
+        return bool(stmt.decorator_list or stmt.bases or stmt.keywords) or any(runs_code(s) for s in stmt.body)
+    return True
 
 
 def _is_method(node: ast.AST, scope: Scope) -> bool:
@@ -193,7 +214,7 @@ def _bound_names(node: ast.AST) -> list[str]:
 def _collect(tree: ast.Module) -> dict[int, Scope]:
     """Every scope's bindings (pass 1)."""
     module = Scope("module", None)
-    module.code_at = next((i for i, s in enumerate(tree.body) if _runs_code(s)), len(tree.body))
+    module.code_at = next((i for i, s in enumerate(tree.body) if runs_code(s)), len(tree.body))
     scopes = {id(tree): module}
     for node, scope, _, _ in _walk(tree, scopes):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -284,4 +305,4 @@ def resolve(tree: ast.Module, early: frozenset[str] = frozenset()) -> Resolution
     return Resolution(where, binder)
 
 
-__all__ = ["Resolution", "Scope", "resolve"]
+__all__ = ["Resolution", "Scope", "resolve", "runs_code"]

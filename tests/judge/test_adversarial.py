@@ -149,6 +149,11 @@ CASES: list[Case] = [
     Case("h18_getattr_default_arg", VECTOR_ADD, "forbidden_call", "use of getattr is not allowed"),
     Case("h18_type_three_args", VECTOR_ADD, "forbidden_call", "use of type is not allowed"),
     Case("h18_deep_expression", VECTOR_ADD, "forbidden_call", "nests more than 200 levels"),
+    Case("h18_coding_declaration", VECTOR_ADD, "forbidden_call", "a coding declaration of unicode_escape"),
+    Case("h18_interpreter_def_in_string", VECTOR_ADD, "forbidden_call", "begins with 'def '"),
+    Case("h18_interpreter_nested_def", VECTOR_ADD, "forbidden_call", "begins with 'def '"),
+    Case("h18_kernel_in_function", VECTOR_ADD, "forbidden_call", "jit is allowed only as the decorator"),
+    Case("h18_decorator_runs_early", VECTOR_ADD, "forbidden_call", "_LangPatchScope is not surely bound"),
 ]
 
 

@@ -142,7 +142,7 @@ def test_one_forged_reply_costs_no_other_verdict_of_the_batch(monkeypatch):
     assert [v.stage for v in verdicts] == [Stage.REJECTED, Stage.CORRECT]
 
 
-@pytest.mark.parametrize("kind", ["sparse", "meta", "nan_profile"])
+@pytest.mark.parametrize("kind", ["sparse", "meta", "nan_profile", "long_profile", "long_key"])
 def test_outputs_that_are_not_dense_host_tensors_and_non_finite_profiles_are_forged(monkeypatch, kind):
     rows = _honest_rows()
     reply = {"stage": "ok", "violations": [], "trials": rows, "timing": {}}
@@ -150,8 +150,12 @@ def test_outputs_that_are_not_dense_host_tensors_and_non_finite_profiles_are_for
         rows[0]["outputs"] = [rows[0]["outputs"][0].to_sparse()]
     elif kind == "meta":
         rows[0]["outputs"] = [torch.empty(rows[0]["outputs"][0].shape, device="meta")]
-    else:
+    elif kind == "nan_profile":
         reply["profile"] = {"import_s": float("nan")}
+    elif kind == "long_profile":  # every entry would be copied into the verdict and the store
+        reply["profile"] = {f"s{i}": 0.0 for i in range(65)}
+    else:
+        reply["profile"] = {"s" * 65: 0.0}
     v = _judge(monkeypatch, reply)
     assert v.stage is Stage.REJECTED and v.violations[0].code == "forged_reply", v.feedback
 

@@ -96,6 +96,34 @@ def test_a_compressed_or_oversized_pickle_is_refused_before_it_is_read(monkeypat
         decode_message(_saved({"kind": "progress", "violations": []}))
 
 
+def _flooded(pickle: bytes, entries: int) -> bytes:
+    return _archive([("archive/data.pkl", pickle)] + [(f"archive/x/{i}", b"") for i in range(entries)])
+
+
+def test_an_archive_listing_too_many_entries_is_refused_before_zipfile_reads_them(tmp_path):
+    """A reply of 500,000 empty entries cost the parent 5 s and 290 MB inside ``zipfile``; its end
+    record is read first. torch writes zip64 records, which are read too."""
+    from hawkeye_env.judge.pickle_depth import MAX_ARCHIVE_ENTRIES
+    from hawkeye_env.judge.reply_decode import read_reply_file
+
+    honest = _saved({"kind": "final", "trials": [{"outputs": [torch.full((1,), float(i))]} for i in range(300)]})
+    assert decode_message(honest)["trials"][299]["outputs"][0].item() == 299.0
+    payload = _flooded(zipfile.ZipFile(io.BytesIO(honest)).read("archive/data.pkl"), MAX_ARCHIVE_ENTRIES + 1)
+    with pytest.raises(ForgedMessage, match="entries"):
+        decode_message(payload)
+    path = tmp_path / "reply.pt"
+    path.write_bytes(payload)
+    with pytest.raises(ForgedMessage, match="entries"):
+        read_reply_file(str(path), 1 << 30)
+    # the same entries behind a comment: the end record is still found
+    commented = io.BytesIO(payload)
+    with zipfile.ZipFile(commented, "a") as z:
+        z.comment = b"x" * 60_000
+    assert commented.getvalue().endswith(b"x" * 60_000)
+    with pytest.raises(ForgedMessage, match="entries"):
+        decode_message(commented.getvalue())
+
+
 def test_keys_that_can_collide_are_bounded_per_container_and_per_message():
     from hawkeye_env.judge.pickle_depth import MAX_LOOSE_KEYS
 

@@ -381,6 +381,11 @@ class ModelNew(nn.Module):
     ("class ModelNew(nn.Module):\n    def get_capture_scope(self):\n        return self.get_capture_scope()\n\n"
      "    def forward(self, a, b):\n        return ModelNew.get_capture_scope(add_kernel)\n",
      "a method read on its class binds self"),
+    # inside a kernel on the CPU interpreter a tl.tensor's handle holds a numpy array
+    ("class Box:\n    handle = 1\n\n\n@triton.jit\ndef peek(p, B: tl.constexpr):\n"
+     "    x = tl.load(p + tl.arange(0, B))\n    y = x.handle\n\n\nclass ModelNew(nn.Module):\n"
+     "    def forward(self, a, b):\n        return a\n",
+     "defines handle"),
 ])
 def test_class_body_names_that_kernels_and_tensors_carry_are_read_on_own_objects_only(body, fragment):
     findings = check_source(ESCAPE_HEAD + body)
@@ -409,36 +414,39 @@ class ModelNew(nn.Module):
     assert check_source(source) == []
 
 
-def test_the_foreign_attribute_list_covers_this_triton_and_torch():
-    """``static_foreign.FOREIGN_ATTRIBUTES`` is data; recompute it from the installed packages."""
+def _foreign_objects():
+    """The objects a candidate holds but did not define: kernels, configs, tensors, modules, types and
+    builtin values, and inside a kernel on the CPU interpreter its ``tl.tensor``s, their
+    ``TensorHandle``s, the numpy arrays, dtypes and scalars behind those and Triton's types. Returns
+    (objects for the foreign names, objects for the code names, the types whose values are data)."""
     import dataclasses
     import functools
     import typing
 
+    import numpy as np
     import torch
     import triton
     import triton.language as tl
     from triton.experimental import gluon
+    from triton.runtime.interpreter import InterpretedFunction, TensorHandle
 
-    from hawkeye_env.judge.static_foreign import FOREIGN_ATTRIBUTES
-
+    handle = TensorHandle(np.zeros(2, np.float32), tl.float32)
     objects = [_sample_kernel, _autotuned, _with_heuristics, gluon.jit(_sample_gluon), triton.Config({"B": 1}),
                tl.constexpr(1), torch.zeros(1), torch.nn.Linear(1, 1), torch.nn.Parameter(torch.zeros(1)),
                torch.float32, torch.device("cpu"), torch.Size([1]), torch.Generator(), torch.finfo(torch.float32),
                lambda: 0, len, torch.zeros(1).add, functools.partial(len), type, {}, [], (), "", b"", 0, 0.0, 0j,
-               set(), frozenset(), slice(1), range(1), Exception(), dataclasses.field(), typing.List[int], None]  # noqa: UP006
-    names = {n for o in objects for n in dir(o) if not n.startswith("_")}
-    missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
-    assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"
-    assert {"fn", "cache", "get_capture_scope", "apply", "run"} <= FOREIGN_ATTRIBUTES
-    from triton.runtime.interpreter import InterpretedFunction
-
-    from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES
-
+               set(), frozenset(), slice(1), range(1), Exception(), dataclasses.field(), typing.List[int], None,  # noqa: UP006
+               handle, tl.core.tensor(handle, tl.block_type(tl.float32, [2])), handle.data, handle.data.dtype,
+               np.float32(1), np.float32, tl.float32, tl.pointer_type(tl.float32), tl.block_type(tl.float32, [2])]
     interpreted = InterpretedFunction(_sample)
     data = (int, float, bool, str, bytes, complex, type(None), torch.Tensor, torch.dtype, torch.device, torch.Size)
+    return objects, [*objects, interpreted, interpreted.rewriter], data
+
+
+def _code_names(objects, data) -> set[str]:
+    """Names (private too, dunders not) whose value on one of ``objects`` is not plain ``data``."""
     code = set()
-    for o in [*objects, interpreted, interpreted.rewriter]:
+    for o in objects:
         for n in dir(o):
             if n.startswith("__") and n.endswith("__"):
                 continue
@@ -451,8 +459,23 @@ def test_the_foreign_attribute_list_covers_this_triton_and_torch():
                                                                                         for x in value))
             if not plain:
                 code.add(n)
+    return code
+
+
+def test_the_foreign_attribute_list_covers_this_triton_and_torch():
+    """``static_foreign.FOREIGN_ATTRIBUTES`` and ``CODE_ATTRIBUTES`` are data; recompute them from the
+    installed packages."""
+    from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
+
+    objects, code_objects, data = _foreign_objects()
+    names = {n for o in objects for n in dir(o) if not n.startswith("_")}
+    missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
+    assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"
+    assert {"fn", "cache", "get_capture_scope", "apply", "run", "handle", "tofile", "to_ir"} <= FOREIGN_ATTRIBUTES
+    code = _code_names(code_objects, data)
     assert not code - CODE_ATTRIBUTES, f"add to CODE_ATTRIBUTES: {sorted(code - CODE_ATTRIBUTES)}"
-    assert {"rewriter", "_compile_and_exec", "_transform_ast", "get_capture_scope", "fn"} <= CODE_ATTRIBUTES
+    assert {"rewriter", "_compile_and_exec", "_transform_ast", "get_capture_scope", "fn", "handle",
+            "tofile"} <= CODE_ATTRIBUTES
 
 
 def _sample(x):

@@ -1,0 +1,39 @@
+"""Hack #18 (a nested def runs in the kernel's place): the interpreter compiles from the last
+``def `` line, a def nested in the kernel with its name, as a module-level function. The kernel's
+local ``exec = print`` made ``exec`` an enclosing binding to the checker; at module level it is the
+builtin ``exec``."""
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+HOST = """
+import ctypes, numpy
+m = int(n.handle.data[0])
+v = lambda p: numpy.ctypeslib.as_array((ctypes.c_float * m).from_address(int(p.handle.data[0])))
+if int(pid.handle.data[0]) == 0:
+    numpy.add(v(a_ptr), v(b_ptr), out=v(out_ptr))
+"""
+
+
+@triton.jit
+def _add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) * 0.0, mask=mask)
+    exec = print  # binds the name in the kernel's scope, for the static rules
+
+    def _add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK):
+        exec(HOST, dict(n=n, a_ptr=a_ptr, b_ptr=b_ptr, out_ptr=out_ptr, pid=tl.program_id(0)))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        n = a.numel()
+        out = torch.empty((n,), dtype=a.dtype, device=a.device)
+        _add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        return out
