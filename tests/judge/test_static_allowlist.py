@@ -74,6 +74,11 @@ H18 = [
     ("h18_getattr_default_arg", "forbidden_call", "use of getattr is not allowed", 18),
     ("h18_type_three_args", "forbidden_call", "use of type is not allowed", 18),
     ("h18_deep_expression", "forbidden_call", "nests more than 200 levels", 16),
+    ("h18_coding_declaration", "forbidden_call", "a coding declaration of unicode_escape", 1),
+    ("h18_interpreter_def_in_string", "forbidden_call", "line 23 begins with 'def '", 23),
+    ("h18_interpreter_nested_def", "forbidden_call", "line 27 begins with 'def '", 27),
+    ("h18_kernel_in_function", "forbidden_call", "jit is allowed only as the decorator", 19),
+    ("h18_decorator_runs_early", "forbidden_call", "_LangPatchScope is not surely bound", 20),
 ]
 
 
