@@ -79,8 +79,9 @@ The candidate contract (the judge enforces every line):
   the task.
 - Imports: torch, torch.nn, torch.nn.functional, triton, triton.language (and its `extra`
   libdevice), triton.tools.tensor_descriptor, math, typing, dataclasses and units. Nothing else.
-- Kernels are module-level functions decorated with `@triton.jit` (or Gluon's `@gluon.jit`), with
-  no nested `def`; the source is UTF-8 with no other coding declaration.
+- Kernels are module-level functions with `@triton.jit` (or Gluon's `@gluon.jit`) as the innermost
+  decorator (only `triton.autotune(...)`/`triton.heuristics(...)` above it) and no nested `def`; the
+  source is UTF-8 with no other coding declaration; forward reads no tensor data on the host.
 - No threads, processes, streams, caches across calls, global/nonlocal state or reflection.
 - Outputs are checked in float64 against the reference on several shapes (odd sizes included) and
   input distributions (normal, uniform, heavy-tailed). On a GPU the kernel is timed against eager

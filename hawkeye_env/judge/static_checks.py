@@ -48,9 +48,10 @@ a module to another name changes nothing:
   it with the builtins), and no mapping key (a subscript, ``.get``, ``.pop``, ``.setdefault``) is
   built from strings at run time;
 - text: no coding declaration but UTF-8 (the import would decode other code than the checked
-  text), and ``jit`` only as the decorator of a module-level ``def`` whose lines hold no other line
-  beginning ``def ``, as Triton's CPU interpreter recompiles a kernel from its last such line, at
-  module level (``static_kernels.py``);
+  text), and ``jit`` only as the innermost decorator of a module-level ``def`` (Triton's
+  ``autotune``/``heuristics`` alone above it) whose block, as ``inspect`` reads it, is its own
+  lines with no other line beginning ``def ``, as Triton's CPU interpreter recompiles a kernel
+  from the last such line of that block, at module level (``static_kernels.py``);
 - always forbidden, on any object and ahead of the allowlists (their messages name the hack):
   ``FORBIDDEN_ATTRIBUTES`` (#3 streams and events, #8 host copies and ``ops``, #10 precision flags),
   frame/code/generator prefixes, dunder definitions other than ``__init__``, and assignment to any

@@ -12,17 +12,20 @@ source string unless the source is shaped for them:
   globals. A ``def`` line in a string or a nested ``def`` makes it compile other code than the
   kernel (a string's text is never checked), and a kernel defined inside a function loses its
   enclosing scope, so a name the checker resolved to a parameter falls through to the builtins.
-  So ``triton.jit`` and Gluon's ``jit`` appear only as the decorator of a module-level ``def``
-  (called, for keyword arguments, or bare; never applied as a function), and within that
-  ``def``'s lines, its decorators included, its own header is the only line that begins with
-  ``def ``.
+  So ``triton.jit`` and Gluon's ``jit`` appear only as the innermost decorator of a module-level
+  ``def`` (called, for keyword arguments, or bare; never applied as a function), with nothing but
+  ``triton.autotune(...)`` and ``triton.heuristics(...)`` above it (a decorator below would hand
+  ``jit`` another function than the checked one); the block that ``inspect.getblock`` finds for
+  the kernel, with the pure-Python ``tokenize`` that can end a block where CPython's parser does
+  not (a line holding only a backslash), must be the ``def``'s own lines, and its header the
+  only one of them that begins with ``def ``.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import io
-import re
 import tokenize
 from collections.abc import Callable
 
@@ -30,9 +33,8 @@ from hawkeye_env.judge.static_syntax import Finding
 
 # The functions that turn a Python function into a kernel the CPU interpreter recompiles.
 JIT_PATHS = frozenset({"triton.jit", "triton.experimental.gluon.jit"})
-# Line breaks as Python's tokenizer and universal newlines count them (str.splitlines splits on
-# more characters, which would number the lines apart from the syntax tree's).
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What may wrap a kernel above its jit: they take the kernel object, not a Python function.
+KERNEL_WRAPPERS = frozenset({"triton.autotune", "triton.heuristics"})
 
 
 def encoding_findings(source: str) -> list[Finding]:
@@ -63,30 +65,78 @@ def _is_jit(node: ast.AST, module_of: Callable[[ast.AST], str | None], aliases: 
     return False
 
 
+def _interpreter_lines(source: str) -> list[str]:
+    """The file's lines as ``linecache`` gives them to ``inspect`` (universal newlines, split on
+    ``\\n`` alone, every line ending in one)."""
+    lines = io.StringIO(source.replace("\r\n", "\n").replace("\r", "\n")).readlines()
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines
+
+
+def _block_problem(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[int, str] | None:
+    """``(line, why)`` if the interpreter's text of kernel ``stmt`` is not the checked ``def``: the
+    block ``inspect.getblock`` finds from the first decorator (pure-Python ``tokenize``, which can
+    end a block where CPython's parser does not: a line holding only a backslash) must end where
+    the ``def`` ends, blank or comment lines aside, and hold no line beginning ``def `` but its
+    header."""
+    first = min([d.lineno for d in stmt.decorator_list] + [stmt.lineno])
+    try:
+        block = inspect.getblock(lines[first - 1:])
+    except (SyntaxError, tokenize.TokenError, ValueError):
+        return stmt.lineno, "Python's tokenize cannot read its block"
+    last = first + len(block) - 1
+    if last < stmt.end_lineno:
+        return last + 1, f"inspect ends its block at line {last}, before the def ends"
+    if any(line.strip() and not line.strip().startswith("#") for line in lines[stmt.end_lineno:last]):
+        return stmt.end_lineno + 1, f"inspect carries its block on to line {last}, past the def"
+    for i in range(first, last + 1):
+        if i != stmt.lineno and lines[i - 1].strip().startswith("def "):
+            return i, f"line {i} begins with 'def ' (a nested def or a string)"
+    if not lines[stmt.lineno - 1].strip().startswith("def "):
+        return stmt.lineno, "its header line does not begin with 'def '"
+    return None
+
+
+def _decorator_problem(stmt, module_of: Callable[[ast.AST], str | None], aliases: set[str]) -> str | None:
+    """Why a kernel's decorators are not ``jit`` innermost with only Triton's ``autotune`` and
+    ``heuristics`` above it: ``jit`` must receive the checked ``def`` itself, not what another
+    decorator returns in its place."""
+    *outer, inner = stmt.decorator_list
+    if not _is_jit(inner.func if isinstance(inner, ast.Call) else inner, module_of, aliases):
+        return "jit is not its innermost decorator, so jit would wrap what the others return, not this def"
+    for d in outer:
+        if not (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+                and f"{module_of(d.func.value)}.{d.func.attr}" in KERNEL_WRAPPERS):
+            return "a decorator other than triton.autotune(...) or triton.heuristics(...) above jit"
+    return None
+
+
 def kernel_findings(tree: ast.Module, source: str, module_of: Callable[[ast.AST], str | None]) -> list[Finding]:
     """Findings for ``jit`` read anywhere but as a module-level ``def``'s decorator, and for a
-    kernel whose lines hold a line beginning ``def `` other than its header (module docstring).
-    ``module_of`` maps an expression to the module path it evaluates to (``Checker.module_of``)."""
+    kernel whose decorators or text the interpreter would read otherwise than the checker did
+    (module docstring). ``module_of`` maps an expression to the module path it evaluates to
+    (``Checker.module_of``)."""
     aliases = _jit_aliases(tree)
-    lines = _LINE_BREAK.split(source)
+    lines = _interpreter_lines(source)
     placed: set[int] = set()
     findings: list[Finding] = []
     for stmt in tree.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        decorators = [d.func if isinstance(d, ast.Call) else d for d in stmt.decorator_list]
-        jitted = [d for d in decorators if _is_jit(d, module_of, aliases)]
+        jitted = [f for d in stmt.decorator_list if _is_jit(f := d.func if isinstance(d, ast.Call) else d,
+                                                             module_of, aliases)]
         placed.update(id(d) for d in jitted)
         if not jitted:
             continue
-        first = min(d.lineno for d in stmt.decorator_list)
-        headers = [i for i in range(first, stmt.end_lineno + 1)
-                   if i <= len(lines) and lines[i - 1].strip().startswith("def ")]
-        if headers != [stmt.lineno]:
-            others = [i for i in headers if i != stmt.lineno] or [stmt.lineno]
-            findings.append(Finding("forbidden_call", others[0], f"kernel {stmt.name}: line {others[0]} begins "
-                                    "with 'def ' (a nested def or a string), or its header does not: Triton's CPU "
-                                    "interpreter would compile from the last such line; keep one def per kernel (#18)"))
+        why = _decorator_problem(stmt, module_of, aliases)
+        if why:
+            findings.append(Finding("forbidden_call", stmt.lineno, f"kernel {stmt.name}: {why} (#18)"))
+        problem = _block_problem(stmt, lines)
+        if problem:
+            findings.append(Finding("forbidden_call", problem[0], f"kernel {stmt.name}: {problem[1]}: Triton's CPU "
+                                    "interpreter recompiles a kernel from the text inspect finds, from its last line "
+                                    "beginning 'def '; keep one plain def per kernel (#18)"))
     for node in ast.walk(tree):
         if id(node) not in placed and isinstance(node, (ast.Name, ast.Attribute)) and isinstance(
                 node.ctx, ast.Load) and _is_jit(node, module_of, aliases):
@@ -96,4 +146,4 @@ def kernel_findings(tree: ast.Module, source: str, module_of: Callable[[ast.AST]
     return findings
 
 
-__all__ = ["JIT_PATHS", "encoding_findings", "kernel_findings"]
+__all__ = ["JIT_PATHS", "KERNEL_WRAPPERS", "encoding_findings", "kernel_findings"]

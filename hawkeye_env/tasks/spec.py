@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 Shape = Mapping[str, int]
 
 # Torch ops any candidate may call: allocation, views and metadata. Names are aten overload
-# packets as ``TorchDispatchMode`` reports them (``func.overloadpacket.__name__``).
+# packets as ``TorchDispatchMode`` reports them (``func.overloadpacket.__name__``). No host read of
+# tensor data (``_local_scalar_dense``, what ``float(t)`` and ``.item()`` dispatch): a loop of scalar
+# reads and ``fill_`` computes any result on the host, and the GPU replay refuses such reads anyway.
 ALLOCATION_AND_VIEW_OPS: frozenset[str] = frozenset(
     {
         "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
@@ -24,7 +26,6 @@ ALLOCATION_AND_VIEW_OPS: frozenset[str] = frozenset(
         "split_with_sizes", "chunk", "unbind", "detach", "alias", "lift_fresh",
         "contiguous", "view_as", "flatten", "unflatten", "movedim", "numel", "size",
         "stride", "sym_size", "sym_stride", "sym_numel", "is_contiguous", "dim",
-        "_local_scalar_dense",
     }
 )
 

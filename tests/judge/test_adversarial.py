@@ -115,6 +115,7 @@ CASES: list[Case] = [
     Case("h08_add_out", VECTOR_ADD, "torch_compute_op", "aten.add"),
     Case("h08_builtin_sum", VECTOR_ADD, "torch_compute_op", "aten.add"),
     Case("h08_python_loop", VECTOR_ADD, "torch_compute_op", "aten.add"),
+    Case("h08_scalar_reads_and_fills", VECTOR_ADD, "torch_compute_op", "aten._local_scalar_dense"),
     Case("h08_try_except_fallback", VECTOR_ADD, "torch_compute_op", "aten.add"),
     Case("h08_torch_matmul", GEMM, "torch_compute_op", "aten.mm"),
     Case("h08_functional_softmax", SOFTMAX, "torch_compute_op", "aten._softmax"),
@@ -154,6 +155,8 @@ CASES: list[Case] = [
     Case("h18_interpreter_nested_def", VECTOR_ADD, "forbidden_call", "begins with 'def '"),
     Case("h18_kernel_in_function", VECTOR_ADD, "forbidden_call", "jit is allowed only as the decorator"),
     Case("h18_decorator_runs_early", VECTOR_ADD, "forbidden_call", "_LangPatchScope is not surely bound"),
+    Case("h18_decorator_below_jit", VECTOR_ADD, "forbidden_call", "jit is not its innermost decorator"),
+    Case("h18_backslash_ends_block", VECTOR_ADD, "forbidden_call", "inspect ends its block"),
 ]
 
 

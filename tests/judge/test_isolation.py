@@ -26,6 +26,7 @@ from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, solution_source
+from tests.conftest import registry_restored
 
 pytestmark = pytest.mark.skipif(
     isolation.mode() == isolation.OFF or isolation.probe() != "",
@@ -265,8 +266,9 @@ def test_user_task_folders_still_work_inside_the_sandbox(tmp_path):
     text = text.replace('id="vector_add_fp32"', 'id="sandboxed_add"')
     text = text.replace(f'module="{module}"', 'module="sandboxed_add"')
     (folder / "sandboxed_add.py").write_text(text)
-    specs = register_tasks_from(folder)
-    assert [s.id for s in specs] == ["sandboxed_add"]
-    v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(
-        "sandboxed_add", solution_source(get_task(TASK)), "cpu")
+    with registry_restored():  # later tests that list every task do not meet it
+        specs = register_tasks_from(folder)
+        assert [s.id for s in specs] == ["sandboxed_add"]
+        v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(
+            "sandboxed_add", solution_source(get_task(TASK)), "cpu")
     assert v.stage is Stage.CORRECT, v.feedback

@@ -79,6 +79,8 @@ H18 = [
     ("h18_interpreter_nested_def", "forbidden_call", "line 27 begins with 'def '", 27),
     ("h18_kernel_in_function", "forbidden_call", "jit is allowed only as the decorator", 19),
     ("h18_decorator_runs_early", "forbidden_call", "_LangPatchScope is not surely bound", 20),
+    ("h18_decorator_below_jit", "forbidden_call", "jit is not its innermost decorator", 36),
+    ("h18_backslash_ends_block", "forbidden_call", "inspect ends its block at line 22", 23),
 ]
 
 

@@ -54,6 +54,19 @@ def test_kernels_are_compiled_from_the_checked_lines(kernel, fragment):
     assert fragment in _messages(HEAD + kernel + MODEL)
 
 
+@pytest.mark.parametrize("kernel,fragment", [
+    # jit must receive the checked def: nothing between them
+    ("def swap(f):\n    return f\n\n\n@triton.jit\n@swap\ndef k(p):\n    pass\n", "jit is not its innermost"),
+    # above jit, only Triton's kernel wrappers
+    ("def wrap(f):\n    return f\n\n\n@wrap\n@triton.jit\ndef k(p):\n    pass\n", "a decorator other than"),
+    # inspect's tokenize ends the block at a lone backslash; CPython's parser does not
+    ("@triton.jit\ndef k(p):\n    x = 1\n\\\n    y = 2\n", "inspect ends its block"),
+    ("@triton.jit\ndef\tk(p):\n    pass\n", "its header line does not begin with 'def '"),
+])
+def test_kernel_decorators_and_blocks_are_what_the_interpreter_reads(kernel, fragment):
+    assert fragment in _messages(HEAD + kernel + MODEL)
+
+
 def test_honest_kernels_pass():
     source = HEAD + KERNEL + '''
 
