@@ -7,9 +7,9 @@ another side's modules):
   batch API; ``eval_config`` its knobs; ``plan`` and ``versions`` plan its trials and key its
   verdicts), ``pool`` and
   ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the allowlist, a fast first filter;
-  its walk in ``static_checker``, its lists in ``static_allowlist`` and ``static_foreign``, Python's scoping in
-  ``static_scopes``, the modules a candidate
-  reaches in ``static_modules``), ``sandbox`` (one job in a worker, watched to the end),
+  its walk in ``static_checker`` with ``static_syntax``, the text's rules in ``static_kernels``,
+  its lists in ``static_allowlist`` and ``static_foreign``, Python's scoping in ``static_scopes``,
+  the modules a candidate reaches in ``static_modules``), ``sandbox`` (one job in a worker, watched to the end),
   ``worker_start`` (starting a worker for an entry point), ``standby`` (workers started before
   their job), ``isolation`` (the OS sandbox's policy and ``bwrap`` command line), ``spawn``
   (starting sandboxed processes), ``scratch`` (their scratch folders), ``host_memory`` (the memory
@@ -25,7 +25,8 @@ another side's modules):
   ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
   ``worker``, ``guards``, ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
-  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend``. What it reports is data the parent
+  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend``, ``interpreter_bounds`` (CPU: a
+  kernel's memory accesses within its launch's tensors). What it reports is data the parent
   validates; nothing it computes is trusted except, on CPU, the outputs themselves (the
   interpreter runs kernels as Python, so a CPU verdict is a correctness filter).
 * **trusted replay** (CUDA; ``worker_entry`` -> ``replay.serve``; sandboxed, never imports

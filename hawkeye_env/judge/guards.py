@@ -50,6 +50,32 @@ class OpRecorder(TorchDispatchMode):
         return bad
 
 
+# Printing a tensor (str, repr, format, print) reads every element on the host below any dispatch
+# mode (``torch._tensor_str._str`` runs under ``_disable_current_modes``): a forward could parse the
+# text and compute on the host. Each such read counts as this op, which no allowlist holds.
+TENSOR_STR_OP = "_tensor_str"
+
+
+def install_tensor_str_hook() -> None:
+    """Make every active ``OpRecorder`` count ``TENSOR_STR_OP`` when a tensor is turned into text
+    (idempotent; in the worker, before the candidate is imported)."""
+    import torch._tensor_str as tensor_str
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    original = tensor_str._str
+    if getattr(original, "_hawkeye_counted", False):
+        return
+
+    def counted(self, *args, **kwargs):
+        for mode in _get_current_dispatch_mode_stack():
+            if isinstance(mode, OpRecorder):
+                (mode.launch_ops if mode.in_launch else mode.ops)[TENSOR_STR_OP] += 1
+        return original(self, *args, **kwargs)
+
+    counted._hawkeye_counted = True
+    tensor_str._str = counted
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by the defining module of the kernel function."""
 

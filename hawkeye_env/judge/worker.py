@@ -76,6 +76,7 @@ class _Run:
         self.name = job["module_name"]
         self.counter = guards.LaunchCounter()
         self.counter.install()
+        guards.install_tensor_str_hook()
         if self.device == "cuda":
             install_launch_hooks()
         self.snapshot = guards.JudgeSnapshot()

@@ -36,8 +36,10 @@ def setup_process(device: str, memory_limit_bytes: int) -> None:
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
         from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        from hawkeye_env.judge.interpreter_bounds import install_memory_bounds
 
         install_bf16_interpreter_fix()
+        install_memory_bounds()  # a kernel's pointers reach only its launch's tensor arguments
         if memory_limit_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
     torch.set_grad_enabled(False)

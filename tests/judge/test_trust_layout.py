@@ -13,14 +13,15 @@ import json
 import subprocess
 import sys
 
-CANDIDATE_SIDE = ("worker", "guards", "plan_recorder", "cpu_backend")
+CANDIDATE_SIDE = ("worker", "guards", "plan_recorder", "cpu_backend", "interpreter_bounds")
 # every started process, trusted code
 PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup")
 REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "scratch",
                "host_memory", "output_capture", "reply_decode", "pickle_depth", "reply_check", "references", "checks",
-               "correctness", "static_checks", "static_checker", "static_modules", "static_allowlist",
+               "correctness", "static_checks", "static_checker", "static_syntax", "static_kernels", "static_modules",
+               "static_allowlist",
                "static_foreign", "static_scopes", "store", "roofline", "feedback", "backends", "versions", "plan",
                "replayed", "plan_check", "comparing", "kernelbench_protocol", "eval_config", "finish")
 
