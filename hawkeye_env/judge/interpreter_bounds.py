@@ -5,8 +5,9 @@ dereference whatever address a kernel computes: a kernel that casts a pointer to
 offsets it reads and writes the whole worker process, so it could rewrite the module globals the
 static rules reasoned about (a global bound to ``print`` rebound to the builtin ``exec``) or the
 judge's guards. ``install_memory_bounds`` makes every masked-in address of a load, store or atomic
-fall inside the storage of one of the launch's tensor arguments (descriptors' bases included),
-else the launch raises ``KernelMemoryError`` and the candidate's verdict is a runtime error. It
+fall inside the storage of one of the launch's tensor arguments (descriptors' bases included;
+only real tensors, read through ``torch.Tensor``'s own methods, name a range), else the launch
+raises ``KernelMemoryError`` and the candidate's verdict is a runtime error. It
 runs in the candidate's worker, before any candidate code: what it guards is what a kernel could
 only reach through the access it refuses.
 """
@@ -25,15 +26,25 @@ class KernelMemoryError(RuntimeError):
 
 
 def _storages(value, found: dict[int, int]) -> None:
-    """``found[start] = end`` for every tensor storage ``value`` holds (tuples, descriptors)."""
+    """``found[start] = end`` for every tensor storage ``value`` holds (tuples, Triton's dtype
+    wrappers, descriptors of exactly Triton's type). Only real tensors count, read through
+    ``torch.Tensor``'s own method: an object that merely answers ``untyped_storage`` (a module
+    dict's entry does) would name any range."""
+    import torch
+    from triton.runtime.jit import TensorWrapper
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
     if isinstance(value, (tuple, list)):
         for item in value:
             _storages(item, found)
-    elif hasattr(value, "base") and hasattr(value, "block_shape"):  # a TensorDescriptor
+    elif type(value) is TensorDescriptor:
         _storages(value.base, found)
-    elif hasattr(value, "untyped_storage"):
-        storage = value.untyped_storage()
-        found[storage.data_ptr()] = storage.data_ptr() + storage.nbytes()
+    elif type(value) is TensorWrapper:
+        _storages(value.base, found)
+    elif isinstance(value, torch.Tensor):
+        storage = torch.Tensor.untyped_storage(value)
+        start = torch.UntypedStorage.data_ptr(storage)
+        found[start] = start + torch.UntypedStorage.nbytes(storage)
 
 
 def _check(addresses: np.ndarray, mask, itemsize: int) -> None:
@@ -45,6 +56,8 @@ def _check(addresses: np.ndarray, mask, itemsize: int) -> None:
     if picked.size == 0:
         return
     starts, ends = _ranges
+    if starts.size == 0:
+        raise KernelMemoryError("a kernel addressed memory in a launch with no tensor argument")
     slot = np.searchsorted(starts, picked, side="right").astype(np.int64) - 1
     inside = (slot >= 0) & (picked + np.uint64(itemsize) <= ends[np.maximum(slot, 0)])
     if not inside.all():

@@ -64,3 +64,30 @@ def test_an_address_outside_every_argument_raises(bounded):
     assert "KernelMemoryError" in repr(caught.value) or isinstance(caught.value, KernelMemoryError)
     with pytest.raises(Exception, match="outside every tensor argument"):
         _peek[(1,)](src, dst, BLOCK=4)
+
+
+class _Storage:
+    def data_ptr(self):
+        return 1
+
+    def nbytes(self):
+        return 1 << 62
+
+
+class _Answers:
+    """Not a tensor, though it answers ``untyped_storage`` with a whole address space."""
+
+    def untyped_storage(self):
+        return _Storage()
+
+
+@triton.jit
+def _poke(fake, addr):
+    tl.load(addr.to(tl.pointer_type(tl.int64)))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the bounds are the CPU interpreter's")
+def test_only_real_tensors_name_a_range(bounded):
+    here = torch.zeros(2, dtype=torch.int64)
+    with pytest.raises(Exception, match="no tensor argument"):
+        _poke[(1,)](_Answers(), here.data_ptr())
