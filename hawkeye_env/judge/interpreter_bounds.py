@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 _MARK = "_hawkeye_bounds"
-# (sorted starts, ends) of the running launch's argument storages, in bytes; None outside a launch.
+# (sorted starts, ends) of the latest launch's argument storages, in bytes (set as each launch
+# starts, kept after it); None before the first launch.
 _ranges: tuple[np.ndarray, np.ndarray] | None = None
 
 
@@ -37,9 +38,7 @@ def _storages(value, found: dict[int, int]) -> None:
     if isinstance(value, (tuple, list)):
         for item in value:
             _storages(item, found)
-    elif type(value) is TensorDescriptor:
-        _storages(value.base, found)
-    elif type(value) is TensorWrapper:
+    elif type(value) in (TensorDescriptor, TensorWrapper):
         _storages(value.base, found)
     elif isinstance(value, torch.Tensor):
         storage = torch.Tensor.untyped_storage(value)
@@ -49,7 +48,7 @@ def _storages(value, found: dict[int, int]) -> None:
 
 def _check(addresses: np.ndarray, mask, itemsize: int) -> None:
     if _ranges is None:
-        raise KernelMemoryError("a kernel memory access outside a launch")
+        raise KernelMemoryError("a kernel memory access before any launch")
     picked = np.asarray(addresses, dtype=np.uint64)
     if mask is not None:
         picked = picked[np.broadcast_to(np.asarray(mask, dtype=bool), picked.shape)]
