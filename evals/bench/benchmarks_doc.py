@@ -61,15 +61,19 @@ class Area:
 
 UNITS_CMD = "python -m units.harness --gpu --json"
 AREAS: tuple[Area, ...] = (
-    Area("gpu-tests", judge.gpu_tests, ("gpu-tests-h200-2026-12-01.log",), "python -m pytest -x tests/gpu",
+    Area("gpu-tests", judge.gpu_tests,
+         ("gpu-tests-timing-h200-2026-12-02.log", "gpu-tests-judge-h200-2026-12-02.log",
+          "gpu-tests-judge-rerun-h200-2026-12-02.log"),
+         "python -m pytest tests/gpu/test_gpu_timing.py; then python -m pytest tests/gpu/test_gpu_judge.py "
+         "tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_env.py tests/gpu/test_gpu_baselines.py beside the "
+         "KernelBench GPU tests, ended by its time limit; then the test it failed and the five it had not reached",
          H200_STACK),
-    Area("gpu-tests-replay", judge.gpu_tests,
-         ("gpu-tests-replay-h200-2026-12-01.log", "gpu-tests-replay-rerun-h200-2026-12-01.log"),
-         "python -m pytest -q tests/gpu/test_gpu_replay.py, then the named tests", H200_STACK),
-    Area("gpu-tests-kernelbench", judge.gpu_tests, ("gpu-tests-kernelbench-h200-2026-12-01.log",),
-         "python -m pytest -q tests/gpu/test_gpu_kernelbench.py tests/gpu/test_gpu_judge.py::"
-         "test_side_stream_is_rejected_statically_and_by_the_clocks tests/gpu/test_gpu_judge.py::"
-         "test_a_kernel_that_does_less_work_when_unobserved_is_caught", H200_STACK),
+    Area("gpu-tests-kernelbench", judge.gpu_tests,
+         ("gpu-tests-kernelbench-h200-2026-12-02.log", "gpu-tests-kernelbench-rerun-h200-2026-12-02.log"),
+         "python -m pytest -s tests/gpu/test_gpu_kernelbench_candidates.py tests/gpu/test_gpu_kernelbench.py; "
+         "then python -m pytest -s tests/gpu/test_gpu_kernelbench.py "
+         "tests/gpu/test_gpu_kernelbench_candidates.py::test_the_scorer_reports_fast_p_for_level_1_on_the_gpu",
+         H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
@@ -98,7 +102,8 @@ AREAS: tuple[Area, ...] = (
          ("judge-cpu-sandbox-off-2026-12-01.json", "judge-cpu-sandbox-on-2026-12-01.json"),
          "HAWKEYE_SANDBOX=off, then bwrap: python -m evals.bench.judge --device cpu --repeats 5 "
          "--tasks softmax_fp32 gemm_bf16"),
-    Area("suite", judge.suite, ("tasks-h200-2026-12-02.json",), "", {"driver": H200_STACK["driver"]}),
+    Area("suite", judge.suite, ("tasks-h200-2026-12-02.json", "tasks-family-h200-2026-12-02.json"), "",
+         {"driver": H200_STACK["driver"]}),
     Area("tolerances", judge.tolerances, ("correctness-diag-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.correctness_probe attention_causal_bf16 simple_gla_fwd_bf16 "
          "fp8_gemm_per_tensor ...", H200_STACK),

@@ -154,9 +154,18 @@ class Evaluator:
         cached, waited = self.ensure_baselines(spec, device, v.versions, job["timing"]["seed"], lane)
         baselines_s = time.monotonic() - started
         self._run(spec, job, shape, cached, v, lane)
+        kernelbench_protocol.set_baseline(v, cached.get(baselines.KERNELBENCH_EAGER))
         v.profile["baselines_s"] = baselines_s
         if waited is not None:
             v.profile["baseline_wait_s"] = waited
+
+    def baseline_names(self, spec: TaskSpec) -> list[str]:
+        """The baselines a CUDA verdict of ``spec`` reads: the judge's, the task's vendor ones, and
+        with KernelBench's protocol the reference timed by its method (``KERNELBENCH_EAGER``)."""
+        names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+        if self.config.protocol == kernelbench_protocol.PROTOCOL:
+            names.append(baselines.KERNELBENCH_EAGER)
+        return names
 
     def ensure_baselines(self, spec: TaskSpec, device: str, versions: dict, seed: int,
                          lane: Lane | None = None) -> tuple[dict, float | None]:
@@ -167,7 +176,7 @@ class Evaluator:
         it, as before. Returns ``(entries, seconds waited for another measurement)``, the wait
         None when nothing was missing."""
         shape = dict(spec.gpu_shapes[0])
-        names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+        names = self.baseline_names(spec)
         cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
         if all(n in cached for n in names):
             return cached, None
@@ -177,7 +186,8 @@ class Evaluator:
             cached = baselines.cached_entries(self.store, spec.id, shape, device, versions, names)
             missing = [n for n in names if n not in cached]
             if missing:
-                plan = {"seed": seed, "iters": self.config.iters, "retries": self.config.retries}
+                plan = {"seed": seed, "iters": self.config.iters, "retries": self.config.retries,
+                        "kernelbench_trials": kernelbench_protocol.TIMED_TRIALS}
                 _, error = baselines.measure_missing(self.store, spec, shape, device, versions, missing, plan,
                                                      self.config.timeout_s, self._memory_limit_bytes(device), lane)
                 if error:
@@ -208,7 +218,7 @@ class Evaluator:
                         return
                     spec = get_task(pending.pop(0))
                 versions = software_versions(device, spec)
-                names = baselines.planned(spec, self.config.baselines, self.config.vendor_baselines)
+                names = self.baseline_names(spec)
                 seed = self.config.seed if self.config.seed is not None else secrets.randbelow(2**31)
                 cached, _ = self.ensure_baselines(spec, device, versions, seed, lane)
                 missing[spec.id] = [n for n in names if n not in cached]
@@ -300,7 +310,9 @@ class Evaluator:
         dtypes = [correctness.dtype_name(o.dtype) for o in kept[0]["native"]] if kept else []
         found, borderline = checks.check_kept(spec, kept, dtypes, compare_device)
         v.violations.extend(found)
-        entries = dict(cached)  # measured by baseline-only workers; the reply holds the candidate only
+        # measured by baseline-only workers; the reply holds the candidate only. KernelBench's
+        # eager time belongs to its protocol's entry (set_baseline), never to our speedups.
+        entries = {n: t for n, t in cached.items() if n != baselines.KERNELBENCH_EAGER}
         measured = {n: float(t.get("scored_ms") or t["median_ms"])
                     for n, t in entries.items() if "unavailable" not in t}
         v.baselines_unavailable = {

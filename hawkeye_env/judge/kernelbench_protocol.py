@@ -22,8 +22,10 @@ sample that raises incorrect. The trusted parent computes each trial's native-pr
 goes to ``verdict.protocols["kernelbench"]`` (``report``) and never into the reward. On CUDA
 ``mean_ms`` is KernelBench's own figure: after the judge's timing, the replay (or, worker-timed,
 the worker) calls the candidate ``TIMED_TRIALS`` times back to back on the first protocol trial's
-inputs, CUDA events around each call (``back_to_back.py``), and the parent takes their mean; on
-CPU nothing is timed and ``mean_ms`` is None.
+inputs, CUDA events around each call (``back_to_back.py``), and the parent takes their mean;
+``baseline_mean_ms`` is the reference timed the same way by a baseline-only worker
+(``baselines.KERNELBENCH_EAGER``), so ``baseline_mean_ms / mean_ms`` is KernelBench's speedup. On
+CPU nothing is timed and both are None.
 
     >>> out = torch.ones(4) * (1 + 5e-3)
     >>> allclose_failure([out], [torch.ones(4)], atol=1e-2, rtol=1e-2)[0]
@@ -70,7 +72,16 @@ def report(correct: bool, failed: int, reason: str, mean_ms: float | None, atol:
     finite = max_abs_diff is not None and math.isfinite(max_abs_diff)
     return {"correct": bool(correct), "trials": TRIALS, "failed": int(failed), "reason": reason,
             "mean_ms": mean_ms, "atol": float(atol), "rtol": float(rtol),
-            "max_abs_diff": float(max_abs_diff) if finite else None}
+            "max_abs_diff": float(max_abs_diff) if finite else None, "baseline_mean_ms": None}
+
+
+def set_baseline(v: Verdict, entry: dict | None) -> None:
+    """Put the reference's time by KernelBench's method (``baselines.KERNELBENCH_EAGER``'s stored
+    entry, measured by a baseline-only worker) in ``v``'s protocol entry as ``baseline_mean_ms``,
+    where both exist: the protocol's ``mean_ms`` over it is KernelBench's speedup, each side timed
+    the same way."""
+    if PROTOCOL in v.protocols and entry and "unavailable" not in entry:
+        v.protocols[PROTOCOL]["baseline_mean_ms"] = float(entry["median_ms"])
 
 
 def _worst(diffs: list[float]) -> float | None:
@@ -158,4 +169,4 @@ def fill_unjudged(v: Verdict, atol: float, rtol: float) -> None:
 
 
 __all__ = ["ATOL", "PROTOCOL", "RTOL", "STRICT_TOLERANCE", "TIMED_TRIALS", "TRIALS", "allclose_failure",
-           "fill_unjudged", "judge", "judge_and_strip", "mean_ms", "plan", "report"]
+           "fill_unjudged", "judge", "judge_and_strip", "mean_ms", "plan", "report", "set_baseline"]

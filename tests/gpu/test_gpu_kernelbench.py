@@ -20,7 +20,6 @@ from hawkeye_env.judge.plan import plan_trials
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
 from hawkeye_env.tasks import registry
-from tests.kernelbench.conftest import imported  # noqa: F401 - the fixture
 from tests.kernelbench.test_protocol import FILES, _raising_after
 
 pytestmark = [
@@ -30,7 +29,7 @@ pytestmark = [
 PROTOCOL = EvalConfig(seed=0, iters=20, baselines=("eager",), protocol="kernelbench")
 
 
-def _task(imported, number: int) -> str:  # noqa: F811
+def _task(imported, number: int) -> str:
     return imported[1].by_number[(1, number)]
 
 
@@ -42,7 +41,7 @@ SOLUTIONS = FILES["honest_relu"].parent
 
 
 @pytest.mark.parametrize("number", [1, 11])
-def test_an_honest_candidate_passes_and_gets_the_mean_of_100_back_to_back_calls(imported, number):  # noqa: F811
+def test_an_honest_candidate_passes_and_gets_the_mean_of_100_back_to_back_calls(imported, number):
     source = (SOLUTIONS / f"level_1_problem_{number}_sample_0_kernel.py").read_text()
     v = _judge(PROTOCOL, _task(imported, number), source)
     assert v.stage == Stage.CORRECT and v.timed, v.feedback
@@ -55,7 +54,7 @@ def test_an_honest_candidate_passes_and_gets_the_mean_of_100_back_to_back_calls(
     assert 0.2 * ours < mean < 50 * ours, (mean, ours)
 
 
-def test_a_raise_in_its_trials_fails_them_and_not_the_verdict(imported, monkeypatch):  # noqa: F811
+def test_a_raise_in_its_trials_fails_them_and_not_the_verdict(imported, monkeypatch):
     monkeypatch.setenv(replayed.ENV_FLAG, "off")  # the worker runs candidate Python in every trial
     task = _task(imported, 1)
     own = len(plan_trials(registry.get_task(task), "cuda", 0))

@@ -50,11 +50,13 @@ def test_a_guard_bypass_is_judged_on_what_its_kernels_compute(store):
 
 def test_a_host_read_of_device_data_is_not_replayable(store):
     """Statically rejected (``.item`` is not on the allowlist); with static checks off, the
-    recording worker refuses the plan and the verdict says why."""
+    recording worker's op recorder rejects the host read (``_local_scalar_dense`` is on no
+    allowlist) before any plan is replayed."""
     source = (CANDIDATES / "host_read.py").read_text()
     assert _judge(store, "vector_add_fp32", source).stage == Stage.REJECTED
     v = _judge(store, "vector_add_fp32", source, static_checks=False)
-    assert v.stage == Stage.RUNTIME_ERROR and "not replayable" in v.error, v.feedback
+    assert v.stage == Stage.REJECTED and v.reward < 0, v.feedback
+    assert any(x.code == "torch_compute_op" and "_local_scalar_dense" in x.message for x in v.violations), v.feedback
 
 
 @pytest.mark.parametrize("name, task", [("pointer_cache.py", "vector_add_fp32"),

@@ -78,3 +78,39 @@ def test_the_protocols_mean_is_the_mean_of_the_back_to_back_times():
     assert kernelbench_protocol.mean_ms(timing) == pytest.approx(0.2)
     assert kernelbench_protocol.mean_ms({"candidate": {"event_ms": [9.0]}}) is None
     assert kernelbench_protocol.mean_ms(None) is None
+
+
+def test_kernelbench_eager_is_the_reference_timed_back_to_back(fake_cuda):
+    """The baseline-only worker times ``KERNELBENCH_EAGER`` as the protocol times a candidate:
+    the mean of the planned back-to-back calls, the call inside its events."""
+    from hawkeye_env.judge import baselines
+    from hawkeye_env.tasks.registry import get_task
+
+    calls = []
+
+    class Slow(torch.nn.Module):
+        def forward(self, x):
+            calls.append(1)
+            time.sleep(0.002)
+            return x
+
+    plan = {"baselines": [baselines.KERNELBENCH_EAGER], "iters": 5, "retries": 0, "seed": 1, "kernelbench_trials": 6}
+    got = baselines.time_baselines(get_task("vector_add_fp32"), Slow(), [torch.ones(2)], plan)
+    entry = got[baselines.KERNELBENCH_EAGER]
+    assert entry["method"] == "back_to_back_mean" and entry["attempts"] == 6
+    assert entry["median_ms"] >= 1.5  # the 2 ms call sits inside every event pair
+    assert len(calls) == back_to_back.WARMUP + 6
+    assert fake_cuda.count("record") == 12
+
+
+def test_only_the_kernelbench_protocol_asks_for_its_eager_baseline():
+    from hawkeye_env.judge import baselines
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.tasks.registry import get_task
+
+    spec = get_task("gemm_bf16")
+    ours = Evaluator(ResultStore(":memory:"), EvalConfig()).baseline_names(spec)
+    theirs = Evaluator(ResultStore(":memory:"), EvalConfig(protocol="kernelbench")).baseline_names(spec)
+    assert baselines.KERNELBENCH_EAGER not in ours
+    assert theirs == ours + [baselines.KERNELBENCH_EAGER]
