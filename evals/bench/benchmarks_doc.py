@@ -178,6 +178,11 @@ def _recorded(data) -> dict[str, str]:
         return out
     if not isinstance(data, dict):
         return out
+    env = data.get("env")
+    if isinstance(env, dict) and "device" in env and "torch" in env:  # a kerneldev check's run record
+        out.update({"gpu": env["device"], **{k: env[k] for k in ("torch", "triton", "cuda", "python") if k in env}})
+        if isinstance(env.get("date"), str):
+            out["date"] = env["date"][:10]
     versions = data.get("versions") or (data.get("config") or {}).get("versions") or {}
     out.update({k: str(v) for k, v in versions.items() if isinstance(v, (str, int, float))})
     for key in ("date", "gpu", "driver"):

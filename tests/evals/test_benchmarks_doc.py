@@ -144,3 +144,12 @@ def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
     assert row in text
     assert "4200 GB/s" in text
     assert "Tasks without a row here: `vector_add_fp32`," in text and "`gemm_bf16`," not in text
+
+
+def test_a_kerneldev_run_record_names_its_gpu_date_and_software():
+    data = {"env": {"torch": "2.11.0+cu130", "triton": "3.6.0", "cuda": "13.0", "device": "NVIDIA H200",
+                    "date": "2026-12-01 15:48:48"}, "ws_gemm": {}}
+    got = benchmarks_doc._recorded(data)
+    assert got == {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "triton": "3.6.0", "cuda": "13.0",
+                   "date": "2026-12-01"}
+    assert benchmarks_doc._recorded({"env": {"note": "no device"}}) == {}
