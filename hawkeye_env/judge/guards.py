@@ -7,8 +7,9 @@
   decoy kernels that are never launched are caught (#9). Under the interpreter a launch itself
   dispatches a few bookkeeping ops (``set_``, ``copy_``, ``new_empty``); those are accepted only
   inside a launch and only on CPU.
-- ``JudgeSnapshot``: identities of the timer and checker functions taken before the candidate
-  is imported and compared after it ran (#6).
+- ``JudgeSnapshot``: identities of the timer and checker functions, and of the attributes of
+  ``torch.Tensor`` and ``torch.nn.Module``, taken before the candidate is imported and compared
+  after it ran (#6).
 - ``thread_count``: Python threads and child processes of this process (#4).
 """
 
@@ -181,15 +182,38 @@ def _judge_functions() -> dict[str, object]:
     return fns
 
 
+# Classes whose attributes the judge uses on the candidate's values once the op recorder is off
+# (``Tensor.detach`` and ``cpu`` build a reply, ``Module.eval`` and ``__call__`` run the models):
+# an attribute set on one of them, or one replaced, would run the candidate's code there.
+WATCHED_CLASSES = (torch.Tensor, torch.nn.Module, torch.nn.Parameter)
+
+
+def _class_members() -> dict[str, object]:
+    """Every entry of the ``WATCHED_CLASSES``' own namespaces, by dotted name."""
+    return {f"{cls.__module__}.{cls.__qualname__}.{k}": v for cls in WATCHED_CLASSES for k, v in vars(cls).items()}
+
+
+def _dunder(key: str) -> bool:
+    name = key.rsplit(".", 1)[-1]
+    return name.startswith("__") and name.endswith("__")
+
+
 class JudgeSnapshot:
-    """Identities of the judge's functions, taken before candidate import (REWARD_HACKS #6)."""
+    """Identities of the judge's functions and of the watched classes' attributes, taken before
+    candidate import (REWARD_HACKS #6). A watched class's new attribute counts too, except a
+    dunder, which Python itself may add (``__annotations__`` on first read)."""
 
     def __init__(self) -> None:
         self.before = _judge_functions()
+        self.classes = _class_members()
 
     def changed(self) -> list[str]:
         after = _judge_functions()
-        return sorted(k for k, fn in self.before.items() if after.get(k) is not fn)
+        replaced = [k for k, fn in self.before.items() if after.get(k) is not fn]
+        members = _class_members()
+        replaced += [k for k, v in self.classes.items() if members.get(k) is not v]
+        replaced += [k for k in members if k not in self.classes and not _dunder(k)]
+        return sorted(replaced)
 
 
 def thread_count() -> int:

@@ -32,8 +32,10 @@ from hawkeye_env.judge.static_syntax import (
     DEFINABLE,
     KEYED_METHODS,
     Finding,
+    annotations_of,
     chain_root,
     class_body_names,
+    class_use_allowed,
     dotted,
     format_fields_safe,
     string_annotation,
@@ -56,6 +58,8 @@ class Checker:
         self.instances: set[str] = set()  # names bound only to calls of the source's own classes
         self.classes: set[str] = set()  # the source's class names
         self.methods: set[str] = set()  # plain methods (not static or class methods) of those classes
+        self.class_functions: set[str] = set()  # every function a class body defines
+        self.annotations: set[int] = set()  # ids of the nodes inside annotations (where a class may be named)
         self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
@@ -66,6 +70,8 @@ class Checker:
         resolution = resolve(self.tree, INTERPRETER_GLOBALS)
         self.where, self.binder = resolution.where, resolution.binder
         for node in ast.walk(self.tree):
+            for annotation in annotations_of(node):
+                self.annotations.update(id(n) for n in ast.walk(annotation))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.add(node.name)
             if isinstance(node, ast.Import):
@@ -116,6 +122,8 @@ class Checker:
                         if isinstance(f, ast.FunctionDef) and not any(
                             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
                             for d in f.decorator_list)}
+        self.class_functions = {f.name for c in defined for f in c.body
+                                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.methods |= {t.id for c in defined for f in c.body if isinstance(f, ast.Assign)
                          and not isinstance(f.value, ast.Constant) for t in f.targets if isinstance(t, ast.Name)}
         own_classes = {c for c in self.classes if bindings.get(c) == 1}
@@ -223,6 +231,10 @@ class Checker:
         elif kind is ast.FunctionDef:
             if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
+            elif any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+                self._add("forbidden_attribute", node, f"classmethod {node.name}: its first parameter is the "
+                          "class, on which methods read are plain functions, callable with any object as self "
+                          "(#18); use a staticmethod or a method")
         elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in class_body_names(node)):
             names = sorted(n for n in class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
             self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
@@ -271,6 +283,15 @@ class Checker:
         if name in self.modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
             self._add("forbidden_attribute", node, f"module {name} used as a value: only its attributes may "
                       "be read (aliases would escape the allowlist, #18)")
+        elif isinstance(node.ctx, ast.Load) and name in self.classes and not (
+                class_use_allowed(node, parent) or id(node) in self.annotations):
+            # an alias of the class (A = C, C if x else C, [C][0]) reads its methods as plain
+            # functions, called with any object as self: self.x = v then sets x on that object
+            self._add("forbidden_attribute", node, f"class {name} used as a value: only call it, read its "
+                      "attributes or name it as a base (an alias calls its methods with any object as self, #18)")
+        elif isinstance(node.ctx, ast.Load) and name in self.class_functions and self.where.get(id(node)) == "class":
+            self._add("forbidden_attribute", node, f"method {name} used as a value in its class body: there it "
+                      "is a plain function, callable with any object as self (#18)")
         elif name in FORBIDDEN_DUNDER_NAMES:
             self._add("forbidden_call", node, f"use of {name} is not allowed")
         elif name.startswith("__") and name not in ALLOWED_DUNDERS:
@@ -317,9 +338,14 @@ class Checker:
                           "method's first parameter, never rebound) may be assigned (#6)")
         if self._forbidden_name(attr, node):
             return
-        if isinstance(node.value, ast.Name) and node.value.id in self.classes and attr in self.methods:
+        if self._is_class(node.value) and attr in self.methods:
             self._add("forbidden_attribute", node, f"{text}: a method read on its class binds self to any "
                       "object it is called with; call it on an instance (#18)")
+            return
+        if attr in self.classes and isinstance(node.ctx, ast.Load) and not (
+                class_use_allowed(node, parent) or id(node) in self.annotations):
+            self._add("forbidden_attribute", node, f"class {text} used as a value: only call it, read its "
+                      "attributes or name it as a base (an alias calls its methods with any object as self, #18)")
             return
         module = self.module_of(node.value)
         if module is not None:
@@ -354,6 +380,12 @@ class Checker:
             elif not defined and not (attr in self.in_classes and self._candidate_object(node.value)):
                 self._add("forbidden_attribute", node, f"{text}: attribute {attr} is not on the allowlist "
                           "(nor defined by the candidate on its own objects)")
+
+    def _is_class(self, node: ast.AST) -> bool:
+        """Whether ``node`` reads one of the source's classes: its name, or a class nested in
+        another read as an attribute (``Outer.Inner``, ``obj.Inner``)."""
+        return (isinstance(node, ast.Name) and node.id in self.classes
+                or isinstance(node, ast.Attribute) and node.attr in self.classes)
 
     def _is_self(self, node: ast.AST) -> bool:
         """Whether ``node`` is ``self`` as a method's first parameter, never rebound: only then is

@@ -98,6 +98,32 @@ def class_body_names(node: ast.ClassDef) -> list[str]:
     return names
 
 
+def annotations_of(node: ast.AST) -> list[ast.AST]:
+    """The annotation expressions ``node`` carries: an argument's, a function's return, an
+    annotated assignment's."""
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node.returns] if node.returns is not None else []
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    return []
+
+
+def class_use_allowed(node: ast.Name, parent: ast.AST | None) -> bool:
+    """Whether a read of a class's name is one of the uses that keep its methods bound: called
+    (``C(...)``), tested against (``isinstance(x, C)``), an attribute read on it (``C.x``; the
+    method-on-class rule checks which), or a base of a class statement."""
+    if isinstance(parent, ast.Call):
+        return parent.func is node or (isinstance(parent.func, ast.Name) and parent.func.id == "isinstance"
+                                       and len(parent.args) == 2 and parent.args[1] is node)
+    if isinstance(parent, ast.Attribute):
+        return parent.value is node
+    if isinstance(parent, ast.ClassDef):
+        return any(b is node for b in parent.bases)
+    return False
+
+
 def chain_root(node: ast.AST) -> ast.AST:
     for _ in range(MAX_AST_DEPTH):
         if not isinstance(node, (ast.Attribute, ast.Subscript)):

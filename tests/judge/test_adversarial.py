@@ -160,6 +160,8 @@ CASES: list[Case] = [
     Case("h18_decorator_runs_early", VECTOR_ADD, "forbidden_call", "_LangPatchScope is not surely bound"),
     Case("h18_decorator_below_jit", VECTOR_ADD, "forbidden_call", "jit is not its innermost decorator"),
     Case("h18_backslash_ends_block", VECTOR_ADD, "forbidden_call", "inspect ends its block"),
+    Case("h18_class_alias_method", VECTOR_ADD, "forbidden_attribute", "class Setter used as a value"),
+    Case("h18_class_body_method_list", VECTOR_ADD, "forbidden_attribute", "method setx used as a value"),
 ]
 
 
@@ -192,6 +194,10 @@ WORKER_CASES: list[WorkerCase] = [
     # Checkers patched through an alias of torch, static checks off.
     WorkerCase("h06_alias_allclose", "judge_patched", "torch.allclose"),
     WorkerCase("h06_alias_equal_and_mutate", "judge_patched", "torch.equal"),
+    # torch.Tensor.detach set through a method called with torch.Tensor as self, static checks off:
+    # the snapshot of the watched classes sees the new attribute after the call.
+    WorkerCase("h18_class_alias_method", "judge_patched", "torch.Tensor.detach"),
+    WorkerCase("h18_class_body_method_list", "judge_patched", "torch.Tensor.detach"),
 ]
 
 

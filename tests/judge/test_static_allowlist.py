@@ -81,6 +81,8 @@ H18 = [
     ("h18_decorator_runs_early", "forbidden_call", "_LangPatchScope is not surely bound", 20),
     ("h18_decorator_below_jit", "forbidden_call", "jit is not its innermost decorator", 36),
     ("h18_backslash_ends_block", "forbidden_call", "inspect ends its block at line 22", 23),
+    ("h18_class_alias_method", "forbidden_attribute", "class Setter used as a value", 24),
+    ("h18_class_body_method_list", "forbidden_attribute", "method setx used as a value in its class body", 22),
 ]
 
 
@@ -99,6 +101,19 @@ def test_every_h18_file_is_in_the_table() -> None:
 @pytest.mark.parametrize(
     "source, code, fragment",
     [
+        # a class's methods reached as plain functions, so self is whatever they are called with
+        ("class C:\n    def f(self, v):\n        self.x = v\nK = (C if 1 else C)\n", "forbidden_attribute",
+         "class C used as a value"),
+        ("class C:\n    def f(self, v):\n        self.x = v\ndef g(k=C):\n    return k\n",
+         "forbidden_attribute", "class C used as a value"),
+        ("class C:\n    def f(self, v):\n        self.x = v\n    g = staticmethod(f)\n", "forbidden_attribute",
+         "method f used as a value in its class body"),
+        ("class O:\n    class I:\n        def f(self, v):\n            self.x = v\nK = [O.I]\n",
+         "forbidden_attribute", "class O.I used as a value"),
+        ("class O:\n    class I:\n        def f(self, v):\n            self.x = v\nO.I.f(1, 2)\n",
+         "forbidden_attribute", "O.I.f: a method read on its class"),
+        ("class C:\n    def f(self, v):\n        self.x = v\n    @classmethod\n    def g(cls, v):\n"
+         "        cls.f(1, v)\n", "forbidden_attribute", "classmethod g: its first parameter is the class"),
         # aliasing a module, whatever the spelling: the module may not be a value
         ("import torch\nt = torch\nx = t._C", "forbidden_attribute", "module torch used as a value"),
         ("import torch\na, b = torch, 1", "forbidden_attribute", "module torch used as a value"),
