@@ -193,6 +193,19 @@ def _class_members() -> dict[str, object]:
     return {f"{cls.__module__}.{cls.__qualname__}.{k}": v for cls in WATCHED_CLASSES for k, v in vars(cls).items()}
 
 
+def planted_attributes(values: list, label: str) -> list[str]:
+    """``"{label} i carries ..."`` for each tensor of ``values`` with instance attributes. An
+    honest tensor has none; one set on it (``out.detach = f``, through an attribute of self or a
+    method called with the tensor as self) shadows the tensor's own method wherever the judge
+    calls it, outside the op recorder."""
+    found = []
+    for i, v in enumerate(values):
+        names = sorted(vars(v)) if isinstance(v, torch.Tensor) else []
+        if names:
+            found.append(f"{label} {i} carries {', '.join(names[:4])}")
+    return found
+
+
 def _dunder(key: str) -> bool:
     name = key.rsplit(".", 1)[-1]
     return name.startswith("__") and name.endswith("__")

@@ -89,7 +89,7 @@ MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
         pow prod radians remainder sin sinh sqrt tan tanh tau trunc ulp"""),
     # Not get_type_hints or ForwardRef: both evaluate annotation strings.
     "typing": _names("Any Callable ClassVar Dict Final Iterable List Literal Optional Sequence Tuple Union"),
-    "dataclasses": _names("dataclass field fields replace asdict astuple"),
+    "dataclasses": _names("dataclass field replace asdict astuple"),
     "__future__": _names("annotations"),
     # Gluon: the public names of these modules in triton 3.6 (the H200's) and 3.9, less typing
     # helpers, IR internals, the AMD and Blackwell-only submodules and 3.6's ``thread_barrier``
@@ -149,7 +149,7 @@ OBJECT_ATTRIBUTES: frozenset[str] = _DTYPES | _names("""
 ALLOWED_BUILTINS: frozenset[str] = _names("""
     range len min max abs sum round divmod pow isinstance issubclass int float bool str tuple list
     dict set frozenset slice bytes bytearray zip enumerate reversed sorted all any map filter super property
-    staticmethod classmethod print repr NotImplemented Ellipsis Exception ValueError TypeError
+    staticmethod print repr NotImplemented Ellipsis Exception ValueError TypeError
     KeyError IndexError RuntimeError NotImplementedError AssertionError ArithmeticError
     ZeroDivisionError OverflowError AttributeError SystemExit""")
 BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins)) | {"__builtins__"}

@@ -24,6 +24,7 @@ from hawkeye_env.judge.static_allowlist import (
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
+from hawkeye_env.judge.static_classes import class_facts, class_use_allowed, dataclass_decorator
 from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
 from hawkeye_env.judge.static_scopes import Scope, resolve
@@ -35,9 +36,10 @@ from hawkeye_env.judge.static_syntax import (
     annotations_of,
     chain_root,
     class_body_names,
-    class_use_allowed,
     dotted,
     format_fields_safe,
+    inert_annotation,
+    rebinds_rule_name,
     string_annotation,
 )
 
@@ -60,6 +62,7 @@ class Checker:
         self.methods: set[str] = set()  # plain methods (not static or class methods) of those classes
         self.class_functions: set[str] = set()  # every function a class body defines
         self.annotations: set[int] = set()  # ids of the nodes inside annotations (where a class may be named)
+        self.dataclass_imported = False  # from dataclasses import dataclass
         self.line = 0  # line of the nearest node that has one (match_case, arguments... have none)
 
     def _add(self, code: str, node: ast.AST, message: str) -> None:
@@ -71,7 +74,8 @@ class Checker:
         self.where, self.binder = resolution.where, resolution.binder
         for node in ast.walk(self.tree):
             for annotation in annotations_of(node):
-                self.annotations.update(id(n) for n in ast.walk(annotation))
+                if inert_annotation(annotation):  # one that calls nothing when the def runs
+                    self.annotations.update(id(n) for n in ast.walk(annotation))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.add(node.name)
             if isinstance(node, ast.Import):
@@ -80,6 +84,8 @@ class Checker:
                     if is_module(path):
                         self.modules[local] = path
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.dataclass_imported |= node.module == "dataclasses" and any(
+                    a.name == "dataclass" and not a.asname for a in node.names)
                 for a in node.names:
                     if is_module(f"{node.module}.{a.name}"):
                         self.modules[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -97,45 +103,11 @@ class Checker:
                                 self.in_classes.add(t.id)
 
     def _collect_instances(self) -> None:
-        """``self.instances``: names whose every binding is ``name = OwnClass(...)``, the class a
-        module-level ``class`` statement binds and nothing rebinds, so the attributes read on them
-        are the candidate's own. ``self.methods``: what a class body defines that may be called
-        with any object as ``self`` when read on the class (its plain functions and its aliases)."""
-        bindings: dict[str, int] = {}
-        for node in ast.walk(self.tree):
-            names: list[str] = []
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                names = [node.id]
-            elif isinstance(node, ast.arg):
-                names = [node.arg]
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names = [node.name]
-            elif isinstance(node, ast.alias):
-                names = [node.asname or node.name.split(".")[0]]
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                names = [node.name]
-            for name in names:
-                bindings[name] = bindings.get(name, 0) + 1
-        defined = [n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)]
-        self.classes = {c.name for c in defined}
-        self.methods = {f.name for c in defined for f in c.body
-                        if isinstance(f, ast.FunctionDef) and not any(
-                            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                            for d in f.decorator_list)}
-        self.class_functions = {f.name for c in defined for f in c.body
-                                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.methods |= {t.id for c in defined for f in c.body if isinstance(f, ast.Assign)
-                         and not isinstance(f.value, ast.Constant) for t in f.targets if isinstance(t, ast.Name)}
-        own_classes = {c for c in self.classes if bindings.get(c) == 1}
-        own: dict[str, int] = {}
-        for node in ast.walk(self.tree):
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                    and isinstance(node.value.func, ast.Name) and node.value.func.id in own_classes
-                    and self.where.get(id(node.value.func)) == "module"):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        own[t.id] = own.get(t.id, 0) + 1
-        self.instances = {name for name, n in own.items() if bindings.get(name) == n}
+        """The source's classes, their methods and functions, and its names bound only to
+        instances of them (``static_classes.class_facts``)."""
+        facts = class_facts(self.tree, self.where)
+        self.classes, self.methods = facts.classes, facts.methods
+        self.class_functions, self.instances = facts.functions, facts.instances
 
     def _check_definitions(self) -> None:
         """No class body and no ``self.x`` defines a name that kernels, tensors, modules or the
@@ -192,6 +164,9 @@ class Checker:
 
     def _check(self, node: ast.AST, parent: ast.AST | None) -> None:
         kind = type(node)
+        if rebinds_rule_name(node):
+            self._add("forbidden_call", node, f"binds {rebinds_rule_name(node)}: the rules read that builtin "
+                      "by its name; use another name (#18)")
         if kind in (ast.Global, ast.Nonlocal):
             word = "global" if kind is ast.Global else "nonlocal"
             self._add("global_state", node, f"{word} {', '.join(node.names)}: module state across calls (#7)")
@@ -231,14 +206,14 @@ class Checker:
         elif kind is ast.FunctionDef:
             if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
-            elif any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
-                self._add("forbidden_attribute", node, f"classmethod {node.name}: its first parameter is the "
-                          "class, on which methods read are plain functions, callable with any object as self "
-                          "(#18); use a staticmethod or a method")
         elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in class_body_names(node)):
             names = sorted(n for n in class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
             self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
                       "which would open that attribute on other objects (#18)")
+        elif kind is ast.ClassDef and not all(
+                dataclass_decorator(d, self.modules, self.dataclass_imported) for d in node.decorator_list):
+            self._add("forbidden_call", node, f"class {node.name}: a class decorator other than "
+                      "dataclasses.dataclass receives the class itself as a value (#18)")
         elif kind is ast.ClassDef and node.keywords:
             self._add("forbidden_call", node,
                       f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
@@ -336,6 +311,9 @@ class Checker:
             elif not self._is_self(root):
                 self._add("forbidden_attribute", node, f"assigning to {text}: only attributes of self (a "
                           "method's first parameter, never rebound) may be assigned (#6)")
+            elif node.value is not root:
+                self._add("forbidden_attribute", node, f"assigning to {text}: only self's own attributes may be "
+                          "assigned, not an attribute of what self holds (a tensor the judge reads, #6)")
         if self._forbidden_name(attr, node):
             return
         if self._is_class(node.value) and attr in self.methods:

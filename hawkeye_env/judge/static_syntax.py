@@ -110,18 +110,37 @@ def annotations_of(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def class_use_allowed(node: ast.Name, parent: ast.AST | None) -> bool:
-    """Whether a read of a class's name is one of the uses that keep its methods bound: called
-    (``C(...)``), tested against (``isinstance(x, C)``), an attribute read on it (``C.x``; the
-    method-on-class rule checks which), or a base of a class statement."""
-    if isinstance(parent, ast.Call):
-        return parent.func is node or (isinstance(parent.func, ast.Name) and parent.func.id == "isinstance"
-                                       and len(parent.args) == 2 and parent.args[1] is node)
-    if isinstance(parent, ast.Attribute):
-        return parent.value is node
-    if isinstance(parent, ast.ClassDef):
-        return any(b is node for b in parent.bases)
-    return False
+# Builtins the rules read by name (a method's decorator, isinstance's class argument, a class
+# decorator): a binding of the candidate's under one of these names would pass as the builtin.
+RULE_NAMES = frozenset({"isinstance", "property", "staticmethod", "classmethod", "dataclass"})
+INERT_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant, ast.BinOp,
+                          ast.BitOr, ast.Load)
+
+
+def inert_annotation(node: ast.AST) -> bool:
+    """Whether an annotation only names things (``C``, ``dict[str, C]``, ``C | None``): Python
+    3.10-3.13 evaluate annotations when the ``def`` runs, so one with a call runs code."""
+    return all(isinstance(n, INERT_ANNOTATION_NODES) for n in ast.walk(node))
+
+
+def rebinds_rule_name(node: ast.AST) -> str:
+    """The ``RULE_NAMES`` entry ``node`` binds ("" when none): a definition, an assignment or
+    deletion target, a parameter, or an import's local name (``from dataclasses import
+    dataclass`` itself excepted)."""
+    names: list[str] = []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = [node.name]
+    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        names = [node.id]
+    elif isinstance(node, ast.arg):
+        names = [node.arg]
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        names = [node.name]
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        trusted = isinstance(node, ast.ImportFrom) and node.module == "dataclasses"
+        names = [a.asname or a.name.split(".")[0] for a in node.names
+                 if not (trusted and a.name == "dataclass" and not a.asname)]
+    return next((n for n in names if n in RULE_NAMES), "")
 
 
 def chain_root(node: ast.AST) -> ast.AST:

@@ -58,6 +58,16 @@ def _as_list(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+# Tensor methods the worker calls on the candidate's tensors, taken when this module is imported,
+# before the candidate is: called on the class, a method planted on one tensor never runs here.
+_DETACH, _CPU, _CLONE = torch.Tensor.detach, torch.Tensor.cpu, torch.Tensor.clone
+
+
+def _host(o: torch.Tensor) -> torch.Tensor:
+    """A detached host copy of ``o`` through the methods taken before the candidate's import."""
+    return _CPU(_DETACH(o))
+
+
 class BuildError(Exception):
     """``ModelNew(*init)`` or its state-dict load failed: a compile error, not a runtime one."""
 
@@ -124,7 +134,7 @@ class _Run:
                 self.profile["first_candidate_call_s"] = time.monotonic() - started
 
     def _call_candidate(self, model, inputs: list, recorder: PlanRecorder | None) -> list:
-        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        before = [_CLONE(x) if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = guards.thread_count()
         deterministic(True)
         try:
@@ -145,6 +155,10 @@ class _Run:
         changed = self.snapshot.changed()
         if changed:
             self.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
+        planted = guards.planted_attributes(outs, "output") + guards.planted_attributes(inputs, "input")
+        if planted:
+            self.violate("judge_patched", f"attributes set on tensors the judge reads: {'; '.join(planted[:4])}")
+            self.report(self.violations)
         for i, (x, y) in enumerate(zip(before, inputs)):
             if isinstance(x, torch.Tensor) and not torch.equal(x, y):
                 self.violate("input_mutated", f"forward changed input {i}")
@@ -162,6 +176,9 @@ class _Run:
         iterations): torch fallbacks and skipped launches are violations there too."""
         with guards.recording(self.counter) as rec:
             out = model(*inputs)
+        planted = guards.planted_attributes(_as_list(out), "output") + guards.planted_attributes(inputs, "input")
+        if planted:
+            self.violate("judge_patched", f"attributes set on tensors the judge reads: {'; '.join(planted[:4])}")
         bad = rec.disallowed(self.spec.allowed_ops, self.device)
         if bad:
             ops = ", ".join(f"aten.{k} x{v}" for k, v in sorted(bad.items()))
@@ -187,16 +204,16 @@ class _Run:
             outs = self.call_candidate(new, inputs)
             expected = [o.dtype for o in _as_list(ref(*inputs))]
         row = {
-            "outputs": [o.detach().cpu() if type(o) is torch.Tensor else None for o in outs],
+            "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],
             "expected_dtypes": [str(d).removeprefix("torch.") for d in expected],
         }
         if t.get("rerun"):
             again = self.call_candidate(new, inputs)
-            row["rerun"] = [o.detach().cpu() if type(o) is torch.Tensor else None for o in again]
+            row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
             fresh = make_inputs(self.task, shape, dist, seed + 1, self.device)
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
-                "outputs": [o.detach().cpu() if type(o) is torch.Tensor else None for o in outs],
+                "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],
             }
         return row
 
@@ -229,7 +246,7 @@ class _Run:
         expected = ref.state_dict()
         params = {k: v for k, v in new.state_dict(keep_vars=True).items() if k in expected}
         for k, v in params.items():
-            if v.shape != expected[k].shape or not torch.equal(v.detach(), expected[k].to(v.dtype)):
+            if v.shape != expected[k].shape or not torch.equal(_DETACH(v), expected[k].to(v.dtype)):
                 return {"refused": f"parameter {k} differs from the reference's after loading the state dict "
                                    "(a load hook changed it): derive weights inside forward"}
         recorder = PlanRecorder(inputs, params)
@@ -252,7 +269,7 @@ class _Run:
         t = time_callable(new, inputs, plan["iters"], plan["retries"], seed, keep=plan.get("keep", 2),
                           guarded=self.guarded_call)
         t["kept"] = [
-            {"outputs": [o.detach().cpu() for o in _as_list(out)], "refills": refills}
+            {"outputs": [_host(o) for o in _as_list(out)], "refills": refills}
             for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))
         ]
         kb = plan.get("kernelbench")

@@ -162,6 +162,8 @@ CASES: list[Case] = [
     Case("h18_backslash_ends_block", VECTOR_ADD, "forbidden_call", "inspect ends its block"),
     Case("h18_class_alias_method", VECTOR_ADD, "forbidden_attribute", "class Setter used as a value"),
     Case("h18_class_body_method_list", VECTOR_ADD, "forbidden_attribute", "method setx used as a value"),
+    Case("h18_class_decorator", VECTOR_ADD, "forbidden_call", "a class decorator other than"),
+    Case("h18_self_attribute_chain", VECTOR_ADD, "forbidden_attribute", "only self's own attributes"),
 ]
 
 
@@ -198,6 +200,10 @@ WORKER_CASES: list[WorkerCase] = [
     # the snapshot of the watched classes sees the new attribute after the call.
     WorkerCase("h18_class_alias_method", "judge_patched", "torch.Tensor.detach"),
     WorkerCase("h18_class_body_method_list", "judge_patched", "torch.Tensor.detach"),
+    # detach planted on the output tensor itself, static checks off: the worker refuses a tensor
+    # with instance attributes after the call, and builds its reply through methods it took first.
+    WorkerCase("h18_class_decorator", "judge_patched", "output 0 carries detach"),
+    WorkerCase("h18_self_attribute_chain", "judge_patched", "output 0 carries detach"),
 ]
 
 

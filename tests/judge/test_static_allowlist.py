@@ -83,6 +83,8 @@ H18 = [
     ("h18_backslash_ends_block", "forbidden_call", "inspect ends its block at line 22", 23),
     ("h18_class_alias_method", "forbidden_attribute", "class Setter used as a value", 24),
     ("h18_class_body_method_list", "forbidden_attribute", "method setx used as a value in its class body", 22),
+    ("h18_class_decorator", "forbidden_call", "a class decorator other than dataclasses.dataclass", 22),
+    ("h18_self_attribute_chain", "forbidden_attribute", "only self's own attributes may be assigned", 29),
 ]
 
 
@@ -113,7 +115,15 @@ def test_every_h18_file_is_in_the_table() -> None:
         ("class O:\n    class I:\n        def f(self, v):\n            self.x = v\nO.I.f(1, 2)\n",
          "forbidden_attribute", "O.I.f: a method read on its class"),
         ("class C:\n    def f(self, v):\n        self.x = v\n    @classmethod\n    def g(cls, v):\n"
-         "        cls.f(1, v)\n", "forbidden_attribute", "classmethod g: its first parameter is the class"),
+         "        cls.f(1, v)\n", "forbidden_call", "use of classmethod is not allowed"),
+        # the builtins the rules read by name may not be rebound, and annotations that call are not exempt
+        ("def isinstance(a, b):\n    return a\n", "forbidden_call", "binds isinstance"),
+        ("def property(f):\n    return f\n", "forbidden_call", "binds property"),
+        ("cm = classmethod\n", "forbidden_call", "use of classmethod is not allowed"),
+        ("import dataclasses\ndataclass = dataclasses.dataclass\n", "forbidden_call", "binds dataclass"),
+        ("K = []\nclass C:\n    pass\ndef f(x: K.append(C)):\n    return x\n", "forbidden_attribute",
+         "class C used as a value"),
+        ("import dataclasses\nx = dataclasses.fields\n", "forbidden_attribute", "fields is not on the allowlist"),
         # aliasing a module, whatever the spelling: the module may not be a value
         ("import torch\nt = torch\nx = t._C", "forbidden_attribute", "module torch used as a value"),
         ("import torch\na, b = torch, 1", "forbidden_attribute", "module torch used as a value"),

@@ -20,7 +20,8 @@ REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "scratch",
                "host_memory", "output_capture", "reply_decode", "pickle_depth", "reply_check", "references", "checks",
-               "correctness", "static_checks", "static_checker", "static_syntax", "static_kernels", "static_modules",
+               "correctness", "static_checks", "static_checker", "static_syntax", "static_classes", "static_kernels",
+               "static_modules",
                "static_allowlist",
                "static_foreign", "static_scopes", "store", "roofline", "feedback", "backends", "versions", "plan",
                "replayed", "plan_check", "comparing", "kernelbench_protocol", "eval_config", "finish")

@@ -1,0 +1,30 @@
+"""The worker's guards against patched judge state: ``JudgeSnapshot`` sees a replaced or new
+attribute of ``torch.Tensor`` (not a dunder Python adds itself), and ``planted_attributes`` names
+each tensor that carries instance attributes, which would shadow the methods the judge calls on it
+after the op recorder has closed."""
+
+from __future__ import annotations
+
+import torch
+
+from hawkeye_env.judge import guards
+
+
+def test_the_snapshot_sees_a_new_or_replaced_tensor_attribute(monkeypatch):
+    snapshot = guards.JudgeSnapshot()
+    x = torch.ones(3)
+    x.detach().cpu().clone()  # the judge's own calls change nothing
+    assert snapshot.changed() == []
+    monkeypatch.setattr(torch.Tensor, "detach", lambda t: t, raising=False)
+    assert snapshot.changed() == ["torch.Tensor.detach"]
+    monkeypatch.undo()
+    monkeypatch.setattr(torch.nn.Module, "eval", lambda m: m)
+    assert snapshot.changed() == ["torch.nn.modules.module.Module.eval"]
+
+
+def test_planted_attributes_names_each_tensor_that_carries_one():
+    out, honest = torch.zeros(2), torch.zeros(2)
+    out.detach = lambda: honest
+    found = guards.planted_attributes([honest, out, 3.0], "output")
+    assert found == ["output 1 carries detach"]
+    assert guards.planted_attributes([honest, torch.nn.Parameter(torch.ones(1))], "input") == []
