@@ -13,6 +13,7 @@ sends can execute code in the parent.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import sys
@@ -64,8 +65,18 @@ _DETACH, _CPU, _CLONE = torch.Tensor.detach, torch.Tensor.cpu, torch.Tensor.clon
 
 
 def _host(o: torch.Tensor) -> torch.Tensor:
-    """A detached host copy of ``o`` through the methods taken before the candidate's import."""
-    return _CPU(_DETACH(o))
+    """A detached host copy of ``o`` that owns its storage (on CPU too, where ``cpu()`` would
+    share the candidate's: code it runs later, a constructor say, could rewrite a checked output),
+    through the methods taken before the candidate's import."""
+    return _CLONE(_DETACH(o)) if o.device.type == "cpu" else _CPU(_DETACH(o))
+
+
+def build_seed(seed: int) -> int:
+    """The seed ``ModelNew`` is constructed under: one-way from the trial's. The constructor runs
+    unrecorded and can read the generator's output back to its seed; from this one it cannot
+    reach the trial's seed, from which the inputs are drawn."""
+    digest = hashlib.blake2b(f"build:{seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & (2**63 - 1)
 
 
 class BuildError(Exception):
@@ -108,7 +119,7 @@ class _Run:
         torch.manual_seed(seed)
         ref = self.task.Model(*init)
         randomize_parameters(ref, distribution, seed, self.device)
-        torch.manual_seed(seed)
+        torch.manual_seed(build_seed(seed))
         try:
             new = self.candidate.ModelNew(*init)
             if not isinstance(new, torch.nn.Module):

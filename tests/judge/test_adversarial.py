@@ -108,6 +108,9 @@ CASES: list[Case] = [
     Case("h07_module_dict_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     Case("h07_module_dict_cache_decoy", VECTOR_ADD, "incorrect", "element"),
     Case("h07_global_cache", VECTOR_ADD, "global_state", "global _LAST"),
+    # the constructor runs unrecorded: it may neither predict the inputs from the generator's
+    # seed nor rewrite an output already checked (KernelBench's protocol below)
+    Case("h08_init_predicts_inputs", VECTOR_ADD, "incorrect", "element"),
     Case("h07_self_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     # 8: torch / vendor fallbacks
     Case("h08_add_after_decoy", VECTOR_ADD, "torch_compute_op", "aten.add"),
@@ -326,9 +329,19 @@ def test_self_cache_with_decoy_is_caught_on_cpu(ev: Evaluator) -> None:
     _assert_outcome(v, "stale_output", "new inputs")
 
 
+def test_an_output_rewritten_by_a_later_constructor_stays_as_checked() -> None:
+    """``h07_deferred_fixup`` under KernelBench's protocol, whose trials build the model again
+    after the verdict's own: each reply row owns its outputs, so the zeros its kernel wrote are
+    what the parent compares."""
+    ev_kb = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, protocol="kernelbench"))
+    v = ev_kb.evaluate(VECTOR_ADD, _source("h07_deferred_fixup"), "cpu")
+    assert v.stage is Stage.INCORRECT and not v.correct, v.feedback
+    assert v.protocols["kernelbench"]["correct"] is False
+
+
 def test_every_hack_file_is_in_a_table() -> None:
     listed = {c.file for c in CASES} | {c.file for c in WORKER_CASES}
-    listed |= {"h17_hang_after_violation", "h07_self_cache_decoy"}
+    listed |= {"h17_hang_after_violation", "h07_self_cache_decoy", "h07_deferred_fixup"}
     assert {p.stem for p in HACKS.glob("*.py")} == listed
 
 

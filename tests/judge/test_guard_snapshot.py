@@ -28,3 +28,11 @@ def test_planted_attributes_names_each_tensor_that_carries_one():
     found = guards.planted_attributes([honest, out, 3.0], "output")
     assert found == ["output 1 carries detach"]
     assert guards.planted_attributes([honest, torch.nn.Parameter(torch.ones(1))], "input") == []
+
+
+def test_the_constructor_seed_is_one_way_from_the_trials():
+    from hawkeye_env.judge.worker import build_seed
+
+    seeds = [build_seed(s) for s in range(64)]
+    assert len(set(seeds)) == 64 and all(0 <= s < 2**63 for s in seeds)
+    assert all(b != s for s, b in enumerate(seeds)) and build_seed(7) == build_seed(7)
