@@ -169,7 +169,6 @@ class _Run:
         planted = guards.planted_attributes(outs, "output") + guards.planted_attributes(inputs, "input")
         if planted:
             self.violate("judge_patched", f"attributes set on tensors the judge reads: {'; '.join(planted[:4])}")
-            self.report(self.violations)
         for i, (x, y) in enumerate(zip(before, inputs)):
             if isinstance(x, torch.Tensor) and not torch.equal(x, y):
                 self.violate("input_mutated", f"forward changed input {i}")
