@@ -22,6 +22,8 @@ so they all build such a trial alike.
 
 from __future__ import annotations
 
+import hashlib
+
 import torch
 
 HEAVY_TAIL_DOF = 3.0  # Student-t: finite variance; 4e-4 of draws exceed 10x the RMS (measured, 1e6 draws)
@@ -84,6 +86,15 @@ def native_inputs(module, shape: dict, seed: int, device: str) -> list:
     with torch.device(device):
         items = module.get_inputs(**shape)
     return [x.to(device).contiguous() if isinstance(x, torch.Tensor) else x for x in items]
+
+
+def derived_seed(seed: int, label: str) -> int:
+    """A seed in [0, 2**31) one-way from ``seed`` and ``label``: a trial's (``"trial3"``), its call
+    on new inputs (``"fresh"``), the candidate's constructor (``"build"``). Code that reads one
+    trial's inputs back to their generator's seed (mt19937 can be inverted from its output) learns
+    nothing of another's, nor of the verdict's base seed."""
+    digest = hashlib.blake2b(f"{label}:{seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % 2**31
 
 
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:

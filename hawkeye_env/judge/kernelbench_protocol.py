@@ -42,7 +42,7 @@ import statistics
 import torch
 
 from hawkeye_env.judge import references
-from hawkeye_env.judge.inputs import NATIVE
+from hawkeye_env.judge.inputs import NATIVE, derived_seed
 from hawkeye_env.judge.verdict import Verdict
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -53,15 +53,13 @@ TIMED_TRIALS = 100  # scripts/eval_from_generations.py: num_perf_trials=100
 # its later fp32 tolerance, get_tolerance_for_precision (from torchbench), is STRICT_TOLERANCE.
 ATOL = RTOL = 1e-2
 STRICT_TOLERANCE = 1e-4
-# Keeps the protocol's trial seeds apart from the verdict's own (``seed + 7919 * i``).
-SEED_MASK = 0x4B42_0000
 
 
 def plan(spec: TaskSpec, device: str, seed: int) -> list[dict]:
     """The protocol's ``TRIALS`` trials: at the first CPU shape on CPU, the first GPU shape (the
     file's own sizes for an imported task) elsewhere; reference first, as KernelBench runs them."""
     shape = dict(spec.cpu_shapes[0] if device == "cpu" else spec.gpu_shapes[0])
-    return [{"shape": dict(shape), "distribution": NATIVE, "seed": (seed ^ SEED_MASK) + 7919 * i,
+    return [{"shape": dict(shape), "distribution": NATIVE, "seed": derived_seed(seed, f"kernelbench{i}"),
              "order": "reference_first", "protocol": PROTOCOL} for i in range(TRIALS)]
 
 

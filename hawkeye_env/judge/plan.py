@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hawkeye_env.judge import kernelbench_protocol
+from hawkeye_env.judge.inputs import derived_seed
 from hawkeye_env.tasks.spec import TaskSpec
 
 # The judge's protocols (``EvalConfig.protocol``): hawkeye's trials alone, or also KernelBench's.
@@ -29,7 +30,7 @@ def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye
         pairs = [(dict(s), dists[i % len(dists)]) for i, s in enumerate(spec.cpu_shapes)]
         pairs += [(dict(spec.gpu_shapes[0]), d) for d in dists]
     trials = [
-        {"shape": s, "distribution": d, "seed": seed + 7919 * i,
+        {"shape": s, "distribution": d, "seed": derived_seed(seed, f"trial{i}"),
          "order": "candidate_first" if i % 2 == 0 else "reference_first"}
         for i, (s, d) in enumerate(pairs)
     ]

@@ -13,7 +13,6 @@ sends can execute code in the parent.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
 import sys
@@ -25,7 +24,7 @@ import torch
 
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.back_to_back import time_back_to_back
-from hawkeye_env.judge.inputs import NATIVE, make_inputs, randomize_parameters
+from hawkeye_env.judge.inputs import NATIVE, derived_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
@@ -75,8 +74,7 @@ def build_seed(seed: int) -> int:
     """The seed ``ModelNew`` is constructed under: one-way from the trial's. The constructor runs
     unrecorded and can read the generator's output back to its seed; from this one it cannot
     reach the trial's seed, from which the inputs are drawn."""
-    digest = hashlib.blake2b(f"build:{seed}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & (2**63 - 1)
+    return derived_seed(seed, "build")
 
 
 class BuildError(Exception):
@@ -220,7 +218,7 @@ class _Run:
         if t.get("rerun"):
             again = self.call_candidate(new, inputs)
             row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
-            fresh = make_inputs(self.task, shape, dist, seed + 1, self.device)
+            fresh = make_inputs(self.task, shape, dist, derived_seed(seed, "fresh"), self.device)
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
                 "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],

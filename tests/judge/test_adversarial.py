@@ -111,6 +111,7 @@ CASES: list[Case] = [
     # the constructor runs unrecorded: it may neither predict the inputs from the generator's
     # seed nor rewrite an output already checked (KernelBench's protocol below)
     Case("h08_init_predicts_inputs", VECTOR_ADD, "incorrect", "element"),
+    Case("h08_seed_schedule_from_inputs", VECTOR_ADD, "incorrect", "element"),
     Case("h07_self_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     # 8: torch / vendor fallbacks
     Case("h08_add_after_decoy", VECTOR_ADD, "torch_compute_op", "aten.add"),

@@ -1,7 +1,8 @@
-"""The worker's guards against patched judge state: ``JudgeSnapshot`` sees a replaced or new
-attribute of ``torch.Tensor`` (not a dunder Python adds itself), and ``planted_attributes`` names
-each tensor that carries instance attributes, which would shadow the methods the judge calls on it
-after the op recorder has closed."""
+"""The worker's guards against patched judge state and predictable seeds: ``JudgeSnapshot`` sees
+a replaced or new attribute of ``torch.Tensor`` (not a dunder Python adds itself);
+``planted_attributes`` names each tensor that carries instance attributes, which would shadow the
+methods the judge calls on it after the op recorder has closed; and every seed a trial, its call on
+new inputs or the candidate's constructor uses is one-way from the verdict's base seed."""
 
 from __future__ import annotations
 
@@ -36,3 +37,15 @@ def test_the_constructor_seed_is_one_way_from_the_trials():
     seeds = [build_seed(s) for s in range(64)]
     assert len(set(seeds)) == 64 and all(0 <= s < 2**63 for s in seeds)
     assert all(b != s for s, b in enumerate(seeds)) and build_seed(7) == build_seed(7)
+
+
+def test_trial_seeds_are_one_way_from_the_base_and_from_each_other():
+    from hawkeye_env.judge.inputs import derived_seed
+    from hawkeye_env.judge.plan import plan_trials
+    from hawkeye_env.tasks.registry import get_task
+
+    trials = plan_trials(get_task("vector_add_fp32"), "cpu", 12345, protocol="kernelbench")
+    seeds = [t["seed"] for t in trials]
+    assert len(set(seeds)) == len(seeds) and all(0 <= s < 2**31 for s in seeds)
+    assert seeds[0] == derived_seed(12345, "trial0") and seeds[1] - seeds[0] != seeds[2] - seeds[1]
+    assert derived_seed(seeds[-1], "fresh") not in (seeds[-1] + 1, *seeds)
