@@ -8,8 +8,9 @@
   dispatches a few bookkeeping ops (``set_``, ``copy_``, ``new_empty``); those are accepted only
   inside a launch and only on CPU.
 - ``JudgeSnapshot``: identities of the timer and checker functions, and of the attributes of
-  ``torch.Tensor`` and ``torch.nn.Module``, taken before the candidate is imported and compared
-  after it ran (#6).
+  ``torch.Tensor``, ``torch.nn.Module`` and ``torch.nn.Parameter``, taken before the candidate is
+  imported and compared after it ran (#6); ``planted_attributes``: tensors carrying instance
+  attributes that would shadow their methods.
 - ``thread_count``: Python threads and child processes of this process (#4).
 """
 

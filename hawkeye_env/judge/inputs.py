@@ -97,6 +97,12 @@ def derived_seed(seed: int, label: str) -> int:
     return int.from_bytes(digest, "little") % 2**31
 
 
+def fresh_seed(seed: int) -> int:
+    """The seed of a trial's call on new inputs (trial seed ``seed``), the same in the worker, the
+    replay and the parent's references."""
+    return derived_seed(seed, "fresh")
+
+
 def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
     """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device`` (or the task's
     own ``draw_inputs``; ``NATIVE``: its own values, ``native_inputs``; module docstring)."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from hawkeye_env.judge.inputs import derived_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.inputs import fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.inputs import refill as _refill
 from hawkeye_env.tasks.registry import task_module
 from hawkeye_env.tasks.spec import TaskSpec
@@ -86,7 +86,7 @@ def native_reference(ref, inputs: list) -> list:
 @dataclass
 class TrialReferences:
     """The parent's references of one planned trial: float64 (``reference``) and native
-    (``native``) outputs, and the same on the fresh inputs (``derived_seed(seed, "fresh")``) when
+    (``native``) outputs, and the same on the fresh inputs (``fresh_seed(seed)``) when
     the trial re-runs the candidate on new inputs (else None)."""
 
     reference: list
@@ -102,7 +102,7 @@ def trial_references(spec: TaskSpec, trial: dict, device: str) -> TrialReference
     got = TrialReferences(_reference(spec, ref, inputs), native_reference(ref, inputs))
     if trial.get("rerun"):
         with _BUILD_LOCK:
-            fresh_inputs = make_inputs(task_module(spec), shape, dist, derived_seed(seed, "fresh"), device)
+            fresh_inputs = make_inputs(task_module(spec), shape, dist, fresh_seed(seed), device)
         got.fresh_reference = _reference(spec, ref, fresh_inputs)
         got.fresh_native = native_reference(ref, fresh_inputs)
     return got

@@ -34,7 +34,7 @@ import torch.utils.deterministic
 from torch.utils._pytree import tree_flatten
 
 from hawkeye_env.judge.back_to_back import time_back_to_back
-from hawkeye_env.judge.inputs import NATIVE, derived_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, serve_jobs
@@ -314,7 +314,7 @@ class _Replay:
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
             row["rerun"] = _host(self.call(runner, inputs))
-            fresh = make_inputs(self.task, shape, dist, derived_seed(seed, "fresh"), self.device.type)
+            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device.type)
             row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
         return row
 

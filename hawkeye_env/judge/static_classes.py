@@ -43,16 +43,17 @@ def _bindings(tree: ast.AST) -> dict[str, int]:
 
 def class_facts(tree: ast.AST, where: dict[int, str]) -> ClassFacts:
     """``ClassFacts`` of ``tree``; ``where`` is ``static_scopes.resolve``'s. ``methods`` holds
-    the plain functions (not static methods) and the class-body aliases, which may be called with
-    any object as ``self`` when read on the class; ``instances`` the names whose every binding is
-    ``name = OwnClass(...)``, the class a module-level ``class`` statement binds and nothing
-    rebinds, so the attributes read on them are the candidate's own."""
+    the plain functions (not static methods; classmethods are refused) and the class-body
+    aliases, which may be called with any object as ``self`` when read on the class;
+    ``instances`` the names whose every binding is ``name = OwnClass(...)``, the class a
+    module-level ``class`` statement binds and nothing rebinds, so the attributes read on them are
+    the candidate's own."""
     bindings = _bindings(tree)
     defined = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     classes = {c.name for c in defined}
     methods = {f.name for c in defined for f in c.body
                if isinstance(f, ast.FunctionDef) and not any(
-                   isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in f.decorator_list)}
+                   isinstance(d, ast.Name) and d.id == "staticmethod" for d in f.decorator_list)}
     methods |= {t.id for c in defined for f in c.body if isinstance(f, ast.Assign)
                 and not isinstance(f.value, ast.Constant) for t in f.targets if isinstance(t, ast.Name)}
     functions = {f.name for c in defined for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}

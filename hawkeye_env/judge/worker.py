@@ -24,7 +24,7 @@ import torch
 
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.back_to_back import time_back_to_back
-from hawkeye_env.judge.inputs import NATIVE, derived_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
@@ -218,7 +218,7 @@ class _Run:
         if t.get("rerun"):
             again = self.call_candidate(new, inputs)
             row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
-            fresh = make_inputs(self.task, shape, dist, derived_seed(seed, "fresh"), self.device)
+            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device)
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
                 "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],

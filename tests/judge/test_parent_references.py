@@ -12,7 +12,7 @@ import torch
 
 from hawkeye_env.judge import references
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, plan_trials
-from hawkeye_env.judge.inputs import derived_seed, make_inputs
+from hawkeye_env.judge.inputs import fresh_seed, make_inputs
 from hawkeye_env.judge.inputs import refill as _refill
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
@@ -56,7 +56,7 @@ def test_parent_references_equal_the_workers():
     ref, inputs = references.build(spec, trial["shape"], trial["distribution"], trial["seed"], "cpu")
     expected = references.reference64(ref, inputs)
     assert all(torch.equal(a, b) for a, b in zip(got.reference, expected))
-    fresh_inputs = make_inputs(task, trial["shape"], trial["distribution"], derived_seed(trial["seed"], "fresh"), "cpu")
+    fresh_inputs = make_inputs(task, trial["shape"], trial["distribution"], fresh_seed(trial["seed"]), "cpu")
     assert trial.get("rerun")
     assert all(torch.equal(a, b) for a, b in zip(got.fresh_reference, references.reference64(ref, fresh_inputs)))
     with torch.no_grad():

@@ -40,7 +40,7 @@ def test_the_constructor_seed_is_one_way_from_the_trials():
 
 
 def test_trial_seeds_are_one_way_from_the_base_and_from_each_other():
-    from hawkeye_env.judge.inputs import derived_seed
+    from hawkeye_env.judge.inputs import derived_seed, fresh_seed
     from hawkeye_env.judge.plan import plan_trials
     from hawkeye_env.tasks.registry import get_task
 
@@ -48,4 +48,4 @@ def test_trial_seeds_are_one_way_from_the_base_and_from_each_other():
     seeds = [t["seed"] for t in trials]
     assert len(set(seeds)) == len(seeds) and all(0 <= s < 2**31 for s in seeds)
     assert seeds[0] == derived_seed(12345, "trial0") and seeds[1] - seeds[0] != seeds[2] - seeds[1]
-    assert derived_seed(seeds[-1], "fresh") not in (seeds[-1] + 1, *seeds)
+    assert fresh_seed(seeds[-1]) not in (seeds[-1] + 1, *seeds)
