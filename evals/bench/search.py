@@ -21,7 +21,9 @@ compile-cache folders and ``WORKERS`` candidates in flight on one GPU. A phase i
 Reported per phase: verdicts per minute from the phase's start and between its first and last
 verdict (one GPU, so also per GPU-minute), the stages, the median verdict seconds and the median
 of each ``Verdict.profile`` stage, the median of what a verdict's wall time holds beyond its
-consecutive stages (``PARTS``), and where the host's CPU went (``host_load.py``). A phase that
+consecutive stages (``PARTS``), where the host's CPU went (``host_load.py``) and, since the batch is
+the search policy's first turn, its best-of-N metrics (``best_of_n``: the same ``evals.candidates``
+summary as ``hawkeye eval``'s ``results.json``, on the device time of the phase's judge). A phase that
 would start after ``--budget-s`` is skipped; the JSON is rewritten after each phase. Issue 17's
 target: at least 27 verdicts per GPU-minute sandboxed. Figures belong in BENCHMARKS.md with the
 JSON under ``evals/results/``.
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from evals.bench.calibrate import profile_medians
 from evals.bench.host_load import HostLoad
+from evals.candidates import Candidate, summarise
 from hawkeye_env.edits import extract_source
 from hawkeye_env.judge import isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
@@ -117,7 +120,22 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
         "unaccounted_s_median": statistics.median(unaccounted(v) for v in verdicts) if verdicts else None,
         "host": load.report(),
         "errors": sorted({v.error[:200] for v in verdicts if v.error})[:5],
+        "best_of_n": best_of_n(jobs, verdicts),
     }
+
+
+def best_of_n(jobs: list[tuple[str, str]], verdicts: list[Verdict]) -> dict:
+    """The phase's verdicts as ``hawkeye eval --policy search``'s first turn: ``evals.candidates``'
+    metrics (per task: correct rate, best-of-k reward and speedup over the fastest baseline, best
+    speedup over each baseline), each sample one trajectory of one turn."""
+    by_task: dict[str, list[list[Candidate]]] = {}
+    for (task, _source), v in zip(jobs, verdicts):
+        trajs = by_task.setdefault(task, [])
+        trajs.append([Candidate(
+            task=task, sample=len(trajs), turn=0, source_hash="", stage=v.stage.value, reward=v.reward,
+            speedup=dict(v.speedup), violations=[x.code for x in v.violations], compiled=v.compiled,
+            correct=v.correct, timed=v.timed, cached=v.cached)])
+    return summarise(by_task, turns=1)
 
 
 def unaccounted(v: Verdict) -> float:

@@ -37,6 +37,10 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
         # the parts a verdict's wall holds are consecutive: their sum never exceeds it
         assert 0 <= phase["unaccounted_s_median"] < phase["verdict_wall_s_median"]
         assert phase["host"]["cpu_s"].get("worker", 0) > 0, phase["host"]
+        # the batch is the search policy's first turn: its best-of-N metrics, one trajectory per sample
+        metrics = phase["best_of_n"]["tasks"]["vector_add_fp32"]
+        assert metrics["candidates"] == 2 and metrics["correct_rate"] == 1.0 and metrics["pass_at_k"] == [1.0, 1.0]
+        assert len(metrics["best_of_k_reward"]) == 2 and "best_of_k_speedup" not in metrics  # CPU: untimed
     assert report["command"].startswith("python -m evals.bench.search --device cpu --tasks vector_add_fp32 --n 2")
     table = search_throughput([Loaded("bs.json", report)])
     assert len(table) == 4 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")

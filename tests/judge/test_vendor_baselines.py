@@ -119,6 +119,37 @@ def test_a_judge_baseline_failure_raises_in_a_verdict_but_is_reported_in_a_basel
     assert got["fakeblas"]["unavailable"].startswith("raised while timed")
 
 
+def test_a_baseline_job_compiles_under_the_shared_lock_and_times_under_the_exclusive_one(monkeypatch):
+    events: list[str] = []
+
+    def fake_compile(model):
+        events.append("compile")
+        return lambda *xs: events.append("compiled call") or model(*xs)
+
+    def fake_time(spec, model, inputs, plan, judge_errors_raise=True, built=None):
+        events.append(f"time {sorted(built or {})}")
+        assert built["compile"] is not model  # the callable compiled ahead is the one timed
+        return {"compile": {"median_ms": 1.0}}
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    monkeypatch.setattr(baselines, "time_baselines", fake_time)
+    job = {"task": "vector_add_fp32", "device": "cpu", "shape": {"N": 16},
+           "timing": {"baselines": ["eager", "compile"], "seed": 3}}
+    got = baselines.run_baseline_job(job, lane=lambda mode: events.append(f"lane {mode}"))
+    assert got == {"compile": {"median_ms": 1.0}}
+    assert events == ["compile", "compiled call", "lane exclusive", "time ['compile']", "lane none"]
+
+
+def test_a_compile_that_raises_ahead_is_left_for_time_baselines_to_report(monkeypatch):
+    def broken_compile(model):
+        return lambda *xs: (_ for _ in ()).throw(RuntimeError("inductor failed"))
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    model, inputs = _small()
+    assert baselines.compiled_ahead(model, inputs, ["eager", "compile"]) == {}
+    assert baselines.compiled_ahead(model, inputs, ["eager"]) == {}
+
+
 def test_planned_appends_vendor_names_only_when_asked():
     assert baselines.planned(VENDOR_GEMM, ("eager", "compile"), False) == ["eager", "compile"]
     assert baselines.planned(VENDOR_GEMM, ("eager",), True) == ["eager", "fakeblas", "fakelib", "broken", "nolib"]
