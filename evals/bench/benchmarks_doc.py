@@ -63,10 +63,11 @@ UNITS_CMD = "python -m units.harness --gpu --json"
 AREAS: tuple[Area, ...] = (
     Area("gpu-tests", judge.gpu_tests,
          ("gpu-tests-timing-h200-2026-12-02.log", "gpu-tests-judge-h200-2026-12-02.log",
-          "gpu-tests-judge-rerun-h200-2026-12-02.log"),
+          "gpu-tests-judge-rerun-h200-2026-12-02.log", "gpu-tests-replay-h200-2026-12-02.log"),
          "python -m pytest tests/gpu/test_gpu_timing.py; then python -m pytest tests/gpu/test_gpu_judge.py "
          "tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_env.py tests/gpu/test_gpu_baselines.py beside the "
-         "KernelBench GPU tests, ended by its time limit; then the test it failed and the five it had not reached",
+         "KernelBench GPU tests, ended by its time limit; then the test it failed and the five it had not reached; "
+         "then, at the one-way seeds and the class rules, python -m pytest tests/gpu/test_gpu_replay.py -k host_read",
          H200_STACK),
     Area("gpu-tests-kernelbench", judge.gpu_tests,
          ("gpu-tests-kernelbench-h200-2026-12-02.log", "gpu-tests-kernelbench-rerun-h200-2026-12-02.log"),
@@ -79,7 +80,7 @@ AREAS: tuple[Area, ...] = (
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
     Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
          {"driver": H200_STACK["driver"]}),
-    Area("search-throughput", judge.search_throughput, ("search-throughput-h200-2026-12-01.json",), "",
+    Area("search-throughput", judge.search_throughput, ("search-throughput-h200-2026-12-02.json",), "",
          {"driver": H200_STACK["driver"]}),
     Area("throughput", judge.throughput, ("throughput-h200-2026-12-01.json",),
          "python -m evals.bench.throughput --hacks tests/candidates/hacks --device cuda --gpus 1 2 --copies 3 "
@@ -102,7 +103,11 @@ AREAS: tuple[Area, ...] = (
          ("judge-cpu-sandbox-off-2026-12-01.json", "judge-cpu-sandbox-on-2026-12-01.json"),
          "HAWKEYE_SANDBOX=off, then bwrap: python -m evals.bench.judge --device cpu --repeats 5 "
          "--tasks softmax_fp32 gemm_bf16"),
-    Area("suite", judge.suite, ("tasks-h200-2026-12-02.json", "tasks-family-h200-2026-12-02.json"), "",
+    Area("suite", judge.suite, ("tasks-family-h200-2026-12-02.json", "tasks-suite-a-h200-2026-12-02.json",
+                                "tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json"), "",
+         {"driver": H200_STACK["driver"]}),
+    Area("suite-runs", judge.suite_across_runs,
+         ("tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("tolerances", judge.tolerances, ("correctness-diag-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.correctness_probe attention_causal_bf16 simple_gla_fwd_bf16 "
@@ -147,9 +152,8 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.sweeps.fp8", {"driver": H200_STACK["driver"]}),
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
-    Area("best-of-n", judge.best_of_n, ("best-of-n-search-h200-2026-11-30-suite",),
-         "hawkeye eval --policy search --n 32 --split-tasks --device cuda, one call per part; "
-         "python -m evals.merge over the parts", {"driver": H200_STACK["driver"]}),
+    Area("best-of-n", judge.best_of_n, ("search-throughput-h200-2026-12-02.json",), "",
+         {"driver": H200_STACK["driver"]}),
     Area("grpo", judge.grpo, ("grpo-h200-2026-11-30.json",)),
 )
 

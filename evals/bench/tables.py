@@ -326,18 +326,56 @@ def tolerances(files: list[Loaded]) -> list[str]:
     return md_table(["task", "shape", "distribution", *runners], rows)
 
 
+def suite_across_runs(files: list[Loaded]) -> list[str]:
+    """Tasks judged in more than one of ``files`` (each run its own fresh store, so its own baselines):
+    the verdicts of all runs together, the device time's min-max and max/min over them, and each
+    speedup's max/min over them (its baseline measured once per run). Exact from each run's
+    ``repeats`` (min, max, count); a median of the union is not, so none is given."""
+    seen: dict[str, list[dict]] = {}
+    for f in files:
+        for task, row in f.data["tasks"].items():
+            if row.get("repeats"):
+                seen.setdefault(task, []).append(row["repeats"])
+    rows = []
+    for task, reps in sorted(seen.items()):
+        if len(reps) < 2:
+            continue
+        lo, hi = min(r["device_ms"]["min"] for r in reps), max(r["device_ms"]["max"] for r in reps)
+        names = sorted(set.intersection(*(set(r["speedup"]) for r in reps)))
+        spread = []
+        for name in names:
+            s_lo = min(r["speedup"][name]["min"] for r in reps)
+            s_hi = max(r["speedup"][name]["max"] for r in reps)
+            spread.append(f"{name} {s_hi / s_lo:.3f}")
+        rows.append([task, " + ".join(str(r["n"]) for r in reps), f"{lo:.4f}-{hi:.4f}", f"{hi / lo:.3f}",
+                     ", ".join(spread) or "-"])
+    return md_table(["task", "verdicts (per run)", "expert device ms, min-max", "max/min",
+                     "speedup max/min, per baseline"], rows)
+
+
 # --- product -------------------------------------------------------------------------------------
 
 BEST_OF_K = (1, 2, 4, 8, 16, 32)
 JUDGE_BASELINES = ("best", "eager", "compile")
 
 
+def _best_of_n_results(f: Loaded) -> dict:
+    """``f``'s best-of-N metrics: a ``results.json`` as it is, a search-batch report's first sandboxed
+    phase's ``best_of_n``."""
+    if "phases" not in f.data:
+        return f.data
+    phase = next(p for p in f.data["phases"] if p.get("mode") == "bwrap" and p.get("best_of_n"))
+    return {**phase["best_of_n"], "judge": {}}
+
+
 def best_of_n(files: list[Loaded]) -> list[str]:
     """Per task: correct rate, best-of-k speedup over the fastest baseline, best speedup over
-    torch.compile and each vendor; then the suite's geomeans."""
+    torch.compile and each vendor; then the suite's geomeans. A file is a ``hawkeye eval`` run's
+    ``results.json`` or an ``evals.bench.search`` report, whose first sandboxed phase's
+    ``best_of_n`` is read (the same metrics, of the search policy's first turn)."""
     rows, lines = [], []
     for f in files:
-        results = f.data
+        results = _best_of_n_results(f)
         for task, t in results["tasks"].items():
             curve = t.get("best_of_k_speedup") or []
             ks = ", ".join(fmt(curve[k - 1], ".2f") for k in BEST_OF_K if k <= len(curve))
@@ -358,7 +396,10 @@ def best_of_n(files: list[Loaded]) -> list[str]:
                          + ", ".join(fmt(curve[k - 1], ".2f") for k in BEST_OF_K if k <= len(curve)) + ".")
         if judge.get("judged"):
             lines.append(f"{judge['judged']} fresh verdicts, {judge['judged_per_gpu_minute']:.1f} per GPU-minute.")
-    header = ["task", "candidates", "correct", "best-of-k speedup over the fastest baseline, k = 1, 2, 4, 8, 16, 32",
+    longest = max((len(t.get("best_of_k_speedup") or []) for f in files for t in _best_of_n_results(f)["tasks"].values()),
+                  default=0)
+    shown = ", ".join(str(k) for k in BEST_OF_K if k <= longest)
+    header = ["task", "candidates", "correct", f"best-of-k speedup over the fastest baseline, k = {shown}",
               "best vs torch.compile", "best vs vendor"]
     return md_table(header, rows) + [""] + lines
 

@@ -139,7 +139,7 @@ def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
            "targets": {"cublas": {"target": 1.0, "measured": 0.93, "status": "missed"}}}
     data = {"date": "2026-12-02", "gpu": "NVIDIA H200", "driver": "580", "versions": VERSIONS,
             "copy_bandwidth": {"gbps": 4200.0}, "tasks": {"gemm_bf16": row}}
-    text = "\n".join(_area(tmp_path, benchmark_tables.suite, "tasks-h200-2026-12-02.json", data))
+    text = "\n".join(_area(tmp_path, benchmark_tables.suite, "tasks-suite-a-h200-2026-12-02.json", data))
     row = "| gemm_bf16 | correct | 1 | 0.2500 | - | 550.0 | 400 | 10% | cublas 0.93x | cublas>=1.0: 0.93 missed |"
     assert row in text
     assert "4200 GB/s" in text
@@ -153,3 +153,34 @@ def test_a_kerneldev_run_record_names_its_gpu_date_and_software():
     assert got == {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "triton": "3.6.0", "cuda": "13.0",
                    "date": "2026-12-01"}
     assert benchmarks_doc._recorded({"env": {"note": "no device"}}) == {}
+
+
+def _repeats(n: int, lo: float, hi: float, speed: dict[str, tuple[float, float]]) -> dict:
+    return {"n": n, "device_ms": {"min": lo, "max": hi, "median": lo, "max_over_min": hi / lo},
+            "speedup": {k: {"min": a, "max": b, "median": a, "max_over_min": b / a} for k, (a, b) in speed.items()}}
+
+
+def test_tasks_judged_in_several_runs_show_their_spread_over_all_runs():
+    from evals.bench.tables import Loaded, suite_across_runs
+
+    first = {"tasks": {"gemm_bf16": {"repeats": _repeats(2, 1.00, 1.01, {"cublas": (0.90, 0.91), "eager": (1.0, 1.0)})},
+                       "only_here": {"repeats": _repeats(2, 1.0, 1.0, {})}}}
+    second = {"tasks": {"gemm_bf16": {"repeats": _repeats(3, 0.99, 1.00, {"cublas": (0.92, 0.93)})}}}
+    table = suite_across_runs([Loaded("a.json", first), Loaded("b.json", second)])
+    assert len(table) == 3  # header, rule, one task: a task of one run has no spread over runs
+    # min over both runs 0.99, max 1.01; only the baseline both runs measured; cublas 0.93 / 0.90
+    assert table[2] == "| gemm_bf16 | 2 + 3 | 0.9900-1.0100 | 1.020 | cublas 1.033 |"
+
+
+def test_a_search_batch_report_renders_as_best_of_n_from_its_sandboxed_phase():
+    from evals.bench.tables import Loaded, best_of_n
+
+    metrics = {"candidates": 2, "correct_rate": 0.5, "best_of_k_speedup": [0.8, 1.1],
+               "best_speedup": {"best": 1.1, "compile": 1.1, "cublas": 0.95}}
+    overall = {"candidates": 2, "compile_rate": 1.0, "correct_rate": 0.5, "violation_rate": 0.0,
+               "best_of_k_speedup": [0.8, 1.1], "geomean_best_speedup": {}}
+    report = {"phases": [{"mode": "off", "best_of_n": {"tasks": {}, "overall": {}}},
+                         {"mode": "bwrap", "best_of_n": {"tasks": {"gemm_bf16": metrics}, "overall": overall}}]}
+    text = "\n".join(best_of_n([Loaded("search.json", report)]))
+    assert "k = 1, 2 |" in text  # the header names only the k the curves reach
+    assert "| gemm_bf16 | 2 | 0.50 | 0.80, 1.10 | 1.10x | cublas 0.95x |" in text
