@@ -396,8 +396,8 @@ def best_of_n(files: list[Loaded]) -> list[str]:
                          + ", ".join(fmt(curve[k - 1], ".2f") for k in BEST_OF_K if k <= len(curve)) + ".")
         if judge.get("judged"):
             lines.append(f"{judge['judged']} fresh verdicts, {judge['judged_per_gpu_minute']:.1f} per GPU-minute.")
-    longest = max((len(t.get("best_of_k_speedup") or []) for f in files for t in _best_of_n_results(f)["tasks"].values()),
-                  default=0)
+    curves = [t.get("best_of_k_speedup") or [] for f in files for t in _best_of_n_results(f)["tasks"].values()]
+    longest = max((len(c) for c in curves), default=0)
     shown = ", ".join(str(k) for k in BEST_OF_K if k <= longest)
     header = ["task", "candidates", "correct", f"best-of-k speedup over the fastest baseline, k = {shown}",
               "best vs torch.compile", "best vs vendor"]
