@@ -84,8 +84,10 @@ The candidate contract (the judge enforces every line):
   source is UTF-8 with no other coding declaration; forward reads no tensor data on the host.
 - No threads, processes, streams, caches across calls, global/nonlocal state or reflection. Your
   classes are only called, read attributes of, tested with isinstance or named as bases (never
-  aliased, decorated or passed as values); no classmethods; methods are not used as values in a
-  class body; assign only self's own attributes (self.x = v, never self.x.y = v).
+  aliased, decorated or passed as values); their bases are nn.Module or your own classes; no
+  classmethods; methods are not used as values in a class body; assign only self's own attributes
+  (self.x = v, never self.x.y = v); torch.tensor/as_tensor take only numbers, tensors and plain
+  lists or tuples of them.
 - Outputs are checked in float64 against the reference on several shapes (odd sizes included) and
   input distributions (normal, uniform, heavy-tailed). On a GPU the kernel is timed against eager
   PyTorch and torch.compile; the reward rises with the speedup over the faster of the two."""

@@ -12,6 +12,9 @@
   imported and compared after it ran (#6); ``planted_attributes``: tensors carrying instance
   attributes that would shadow their methods.
 - ``thread_count``: Python threads and child processes of this process (#4).
+- ``install_tensor_str_hook`` and ``install_tensor_data_hook``: the recorder counts what torch
+  runs below every dispatch mode: a tensor turned into text, and a tensor built from an object
+  whose iteration runs the candidate's Python (``plain_data``).
 """
 
 from __future__ import annotations
@@ -62,20 +65,78 @@ def install_tensor_str_hook() -> None:
     """Make every active ``OpRecorder`` count ``TENSOR_STR_OP`` when a tensor is turned into text
     (idempotent; in the worker, before the candidate is imported)."""
     import torch._tensor_str as tensor_str
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
     original = tensor_str._str
     if getattr(original, "_hawkeye_counted", False):
         return
 
     def counted(self, *args, **kwargs):
-        for mode in _get_current_dispatch_mode_stack():
-            if isinstance(mode, OpRecorder):
-                (mode.launch_ops if mode.in_launch else mode.ops)[TENSOR_STR_OP] += 1
+        _count(TENSOR_STR_OP)
         return original(self, *args, **kwargs)
 
     counted._hawkeye_counted = True
     tensor_str._str = counted
+
+
+# ``torch.tensor(data)`` and its kin store ``data``'s elements in C++ with the Python dispatch key
+# excluded, so no dispatch mode sees what runs there; iterating an object of the candidate's (a
+# ``ParameterList`` subclass, say) runs its Python code inside. Data that is not plain (numbers and
+# exact lists and tuples of them or of tensors, or a tensor) counts as this op, which no allowlist
+# holds.
+TENSOR_DATA_OP = "_tensor_from_object"
+TENSOR_DATA_FUNCTIONS = ("tensor", "as_tensor", "asarray")
+_PLAIN_SCALARS = (int, float, bool, complex)
+
+
+def plain_data(data, depth: int = 0) -> bool:
+    """Whether building a tensor from ``data`` runs no Python code of the candidate's: a number,
+    a tensor or parameter, or an exact list or tuple of those (nested at most 32 deep)."""
+    kind = type(data)
+    if kind in _PLAIN_SCALARS or kind in (torch.Tensor, torch.nn.Parameter):
+        return True
+    if kind in (list, tuple) and depth < 32:
+        return all(plain_data(x, depth + 1) for x in data)
+    return False
+
+
+def _count(op: str) -> None:
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    for mode in _get_current_dispatch_mode_stack():
+        if isinstance(mode, OpRecorder):
+            (mode.launch_ops if mode.in_launch else mode.ops)[op] += 1
+
+
+def install_tensor_data_hook() -> None:
+    """Make every active ``OpRecorder`` count ``TENSOR_DATA_OP`` when ``torch.tensor``,
+    ``torch.as_tensor``, ``torch.asarray`` or ``Tensor.new_tensor`` gets data that is not
+    ``plain_data`` (idempotent; in the worker, before the candidate is imported, so its imports
+    of these names bind the counting ones)."""
+
+    def counting(original):
+        def wrapped(*args, **kwargs):
+            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            if not plain_data(data):
+                _count(TENSOR_DATA_OP)
+            return original(*args, **kwargs)
+
+        wrapped._hawkeye_counted = True
+        wrapped.__name__ = getattr(original, "__name__", "tensor")
+        return wrapped
+
+    for name in TENSOR_DATA_FUNCTIONS:
+        original = getattr(torch, name)
+        if not getattr(original, "_hawkeye_counted", False):
+            setattr(torch, name, counting(original))
+    original = torch.Tensor.new_tensor
+    if not getattr(original, "_hawkeye_counted", False):
+        def new_tensor(self, data, *args, **kwargs):
+            if not plain_data(data):
+                _count(TENSOR_DATA_OP)
+            return original(self, data, *args, **kwargs)
+
+        new_tensor._hawkeye_counted = True
+        torch.Tensor.new_tensor = new_tensor
 
 
 class LaunchCounter:
@@ -160,6 +221,8 @@ def _judge_functions() -> dict[str, object]:
         "time.perf_counter": time.perf_counter,
         "torch.equal": torch.equal,
         "torch.allclose": torch.allclose,
+        **{f"torch.{name}": getattr(torch, name) for name in TENSOR_DATA_FUNCTIONS},
+        "torch.Tensor.new_tensor": torch.Tensor.new_tensor,
         "torch.Tensor.clone": torch.Tensor.clone,
         "torch.Tensor.copy_": torch.Tensor.copy_,
         "torch.Tensor.to": torch.Tensor.to,

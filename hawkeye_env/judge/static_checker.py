@@ -24,7 +24,13 @@ from hawkeye_env.judge.static_allowlist import (
     MAX_AST_DEPTH,
     OBJECT_ATTRIBUTES,
 )
-from hawkeye_env.judge.static_classes import class_facts, class_use_allowed, dataclass_decorator
+from hawkeye_env.judge.static_classes import (
+    base_allowed,
+    class_facts,
+    class_use_allowed,
+    dataclass_decorator,
+    imported_names,
+)
 from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
 from hawkeye_env.judge.static_modules import attribute_allowed, importable, is_module
 from hawkeye_env.judge.static_scopes import Scope, resolve
@@ -59,6 +65,8 @@ class Checker:
         self.functions: set[str] = set()  # the source's module-level and nested function names
         self.instances: set[str] = set()  # names bound only to calls of the source's own classes
         self.classes: set[str] = set()  # the source's class names
+        self.own_classes: set[str] = set()  # those no other statement binds
+        self.imported: dict[str, str] = {}  # from m import n as local: local -> m.n
         self.methods: set[str] = set()  # plain methods (not static or class methods) of those classes
         self.class_functions: set[str] = set()  # every function a class body defines
         self.annotations: set[int] = set()  # ids of the nodes inside annotations (where a class may be named)
@@ -106,7 +114,8 @@ class Checker:
         """The source's classes, their methods and functions, and its names bound only to
         instances of them (``static_classes.class_facts``)."""
         facts = class_facts(self.tree, self.where)
-        self.classes, self.methods = facts.classes, facts.methods
+        self.classes, self.methods, self.own_classes = facts.classes, facts.methods, facts.own
+        self.imported = imported_names(self.tree)
         self.class_functions, self.instances = facts.functions, facts.instances
 
     def _check_definitions(self) -> None:
@@ -217,6 +226,10 @@ class Checker:
         elif kind is ast.ClassDef and node.keywords:
             self._add("forbidden_call", node,
                       f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
+        elif kind is ast.ClassDef and not all(base_allowed(b, self.own_classes, self.modules, self.imported)
+                                              for b in node.bases):
+            self._add("forbidden_call", node, f"class {node.name}: a base other than nn.Module or a class of the "
+                      "source; torch calls its containers' and tensors' methods below the op recorder (#18)")
         elif kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "super" and (
                 node.args or node.keywords):
             self._add("forbidden_call", node, "super() with arguments is not allowed: call it bare (#18)")

@@ -4,7 +4,8 @@ A method read on its class is a plain function, callable with any object as ``se
 ``self.x = v`` then sets ``x`` on that object (``torch.Tensor.detach``, which the judge calls
 outside the op recorder). So the rules keep a class from being a value (``class_use_allowed``:
 called, read attributes of, tested with ``isinstance``, a base; ``dataclass_decorator``: the one
-class decorator), and name each class's methods and functions (``class_facts``).
+class decorator), name each class's methods and functions (``class_facts``) and keep a class's
+bases to ``nn.Module`` and the source's own classes (``base_allowed``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class ClassFacts:
     methods: set[str]  # what a class body defines that binds self when read on an instance
     functions: set[str]  # every function a class body defines
     instances: set[str]  # names bound only to calls of the source's own module-level classes
+    own: set[str]  # the class names no other statement binds
 
 
 def _bindings(tree: ast.AST) -> dict[str, int]:
@@ -67,7 +69,33 @@ def class_facts(tree: ast.AST, where: dict[int, str]) -> ClassFacts:
                 if isinstance(t, ast.Name):
                     own[t.id] = own.get(t.id, 0) + 1
     instances = {name for name, n in own.items() if bindings.get(name) == n}
-    return ClassFacts(classes, methods, functions, instances)
+    return ClassFacts(classes, methods, functions, instances, own_classes)
+
+
+def imported_names(tree: ast.AST) -> dict[str, str]:
+    """``from m import n as local``: local name -> ``"m.n"`` (absolute imports), for the names no
+    other statement binds."""
+    bindings = _bindings(tree)
+    return {a.asname or a.name: f"{node.module}.{a.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level for a in node.names
+            if bindings.get(a.asname or a.name) == 1}
+
+
+def base_allowed(base: ast.AST, own: set[str], modules: dict[str, str], imported: dict[str, str]) -> bool:
+    """Whether a class may have ``base``: ``torch.nn.Module`` (``nn.Module``, ``torch.nn.Module``,
+    an imported ``Module``) or a class of the source bound once (itself checked). Not torch's
+    containers (``ParameterList``, ``ModuleList``, ``Sequential``...), tensors or parameters:
+    torch calls their methods from C++ below every dispatch mode (``torch.tensor(param_list)``
+    iterates it with the Python dispatch key excluded), so an override would run unrecorded."""
+    if isinstance(base, ast.Name):
+        return base.id in own or imported.get(base.id) == "torch.nn.Module"
+    if not (isinstance(base, ast.Attribute) and base.attr == "Module"):
+        return False
+    value = base.value
+    if isinstance(value, ast.Name):
+        return modules.get(value.id) == "torch.nn"
+    return (isinstance(value, ast.Attribute) and value.attr == "nn" and isinstance(value.value, ast.Name)
+            and modules.get(value.value.id) == "torch")
 
 
 def dataclass_decorator(node: ast.AST, modules: dict[str, str], imported: bool) -> bool:

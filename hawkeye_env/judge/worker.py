@@ -96,6 +96,7 @@ class _Run:
         self.counter = guards.LaunchCounter()
         self.counter.install()
         guards.install_tensor_str_hook()
+        guards.install_tensor_data_hook()
         if self.device == "cuda":
             install_launch_hooks()
         self.snapshot = guards.JudgeSnapshot()

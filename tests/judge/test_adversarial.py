@@ -168,6 +168,7 @@ CASES: list[Case] = [
     Case("h18_class_body_method_list", VECTOR_ADD, "forbidden_attribute", "method setx used as a value"),
     Case("h18_class_decorator", VECTOR_ADD, "forbidden_call", "a class decorator other than"),
     Case("h18_self_attribute_chain", VECTOR_ADD, "forbidden_attribute", "only self's own attributes"),
+    Case("h08_tensor_ctor_hidden_fallback", VECTOR_ADD, "forbidden_call", "a base other than nn.Module"),
 ]
 
 
@@ -208,6 +209,9 @@ WORKER_CASES: list[WorkerCase] = [
     # with instance attributes after the call, and builds its reply through methods it took first.
     WorkerCase("h18_class_decorator", "judge_patched", "output 0 carries detach"),
     WorkerCase("h18_self_attribute_chain", "judge_patched", "output 0 carries detach"),
+    # torch ops run while torch.tensor stores a ParameterList subclass's items, static checks off:
+    # building a tensor from data that is not plain is an op no allowlist holds.
+    WorkerCase("h08_tensor_ctor_hidden_fallback", "torch_compute_op", "_tensor_from_object"),
 ]
 
 

@@ -2,7 +2,8 @@
 a replaced or new attribute of ``torch.Tensor`` (not a dunder Python adds itself);
 ``planted_attributes`` names each tensor that carries instance attributes, which would shadow the
 methods the judge calls on it after the op recorder has closed; and every seed a trial, its call on
-new inputs or the candidate's constructor uses is one-way from the verdict's base seed."""
+new inputs or the candidate's constructor uses is one-way from the verdict's base seed; and a tensor
+built from data whose iteration runs Python is an op the recorder counts."""
 
 from __future__ import annotations
 
@@ -49,3 +50,43 @@ def test_trial_seeds_are_one_way_from_the_base_and_from_each_other():
     assert len(set(seeds)) == len(seeds) and all(0 <= s < 2**31 for s in seeds)
     assert seeds[0] == derived_seed(12345, "trial0") and seeds[1] - seeds[0] != seeds[2] - seeds[1]
     assert fresh_seed(seeds[-1]) not in (seeds[-1] + 1, *seeds)
+
+
+class _Items(torch.nn.ParameterList):
+    """A container whose iteration runs Python: what ``torch.tensor`` must not call unseen."""
+
+
+def test_a_tensor_built_from_data_that_runs_python_counts_as_an_op_no_allowlist_holds(monkeypatch):
+    for name in guards.TENSOR_DATA_FUNCTIONS:  # the hook replaces these; restore them after the test
+        monkeypatch.setattr(torch, name, getattr(torch, name))
+    monkeypatch.setattr(torch.Tensor, "new_tensor", torch.Tensor.new_tensor)
+    guards.install_tensor_data_hook()
+    guards.install_tensor_data_hook()  # idempotent: one count per call, not two
+    items = _Items()
+    items.append(1.0)
+    with guards.OpRecorder() as recorder:
+        torch.tensor([1.0, (2, 3.0)][0])
+        torch.tensor([[1, 2], (3, 4)])
+        torch.as_tensor(torch.ones(2))
+        torch.ones(1).new_tensor([True, 2])
+    assert recorder.ops[guards.TENSOR_DATA_OP] == 0
+    with guards.OpRecorder() as recorder:
+        torch.tensor(items)
+        torch.as_tensor([items])
+        torch.ones(1).new_tensor(items)
+        torch.asarray(range(3))
+    assert recorder.ops[guards.TENSOR_DATA_OP] == 4
+    assert torch.tensor(items).tolist() == [1.0]  # outside a recorder: torch's own result, uncounted
+
+
+def test_plain_data_is_numbers_tensors_and_exact_lists_and_tuples_of_them():
+    assert guards.plain_data([1, 2.0, (True, 3j), torch.ones(2), torch.nn.Parameter(torch.ones(1))])
+
+    class Sneaky(list):
+        pass
+
+    assert not guards.plain_data([Sneaky([1])]) and not guards.plain_data(range(2))
+    deep: list = [1.0]
+    for _ in range(40):
+        deep = [deep]
+    assert not guards.plain_data(deep)  # nested past 32: refused, never walked without bound

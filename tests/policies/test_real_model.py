@@ -26,7 +26,7 @@ pytestmark = [
 ]
 
 
-def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch):
+def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch, smollm2_checkpoint):
     from typer.testing import CliRunner
 
     from hawkeye_env.cli import app
@@ -34,9 +34,9 @@ def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch):
     monkeypatch.setenv("HAWKEYE_STORE", str(tmp_path / "store.sqlite3"))
     out = tmp_path / "run"
     result = CliRunner().invoke(app, [
-        "eval", "--policy", "hf", "--model", str(GGUF), "--tasks", "vector_add_fp32,softmax_fp32", "--n", "1",
-        "--context", "none", "--max-tokens", "96", "--temperature", "0", "--device", "cpu", "--wandb", "disabled",
-        "--out", str(out), "--quiet"])
+        "eval", "--policy", "hf", "--model", str(smollm2_checkpoint), "--tasks", "vector_add_fp32,softmax_fp32",
+        "--n", "1", "--context", "none", "--max-tokens", "96", "--temperature", "0", "--device", "cpu",
+        "--wandb", "disabled", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
     assert [r["task"] for r in rows] == ["vector_add_fp32", "softmax_fp32"]
@@ -49,10 +49,6 @@ def test_smollm2_through_hawkeye_eval(tmp_path, monkeypatch):
     assert all(r["prompt_tokens"] > 500 for r in raw)  # the env's whole prompt went in
 
 
-@pytest.fixture(scope="module")
-def smollm2_checkpoint(tmp_path_factory) -> Path:
-    """SmolLM2 dequantized once for the tests below (loading the GGUF file dequantizes it)."""
-    return _hf_checkpoint(tmp_path_factory.mktemp("smollm2"))
 
 
 def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch, smollm2_checkpoint):
@@ -70,21 +66,29 @@ def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch, smollm2_checkpoint):
                                                                                   for r in rows)
 
 
-def _hf_checkpoint(folder: Path) -> Path:
-    """SmolLM2 dequantized from its GGUF file into a plain transformers checkpoint (what a server
-    loads; transformers will not save a GGUF-quantized model as it is)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+@pytest.fixture(scope="module")
+def smollm2_checkpoint(tmp_path_factory) -> Path:
+    """SmolLM2 loaded from its GGUF file by the hf policy (``HFPolicy(".../x.gguf")``, the path a
+    user's ``--model x.gguf`` takes), checked to generate, and saved as a plain transformers
+    checkpoint (what a server loads; transformers will not save a GGUF-quantized model as it is)."""
+    from transformers import AutoModelForCausalLM
 
-    tokenizer = AutoTokenizer.from_pretrained(str(GGUF.parent), gguf_file=GGUF.name)
-    quantized = AutoModelForCausalLM.from_pretrained(str(GGUF.parent), gguf_file=GGUF.name)
-    config = quantized.config
+    from policies.hf import HFPolicy
+
+    policy = HFPolicy(str(GGUF), device="cpu", temperature=0, max_tokens=8)
+    obs = {"task_id": "vector_add_fp32", "prompt": "Write a Triton kernel that adds two vectors.", "source": "",
+           "feedback": "", "turn": 0}
+    [[reply]] = policy.sample([obs], n=1)
+    assert reply.strip(), "the model loaded from GGUF generated nothing"
+    folder = tmp_path_factory.mktemp("smollm2")
+    config = policy.model.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    config.architectures = [type(quantized).__name__]
+    config.architectures = [type(policy.model).__name__]
     model = AutoModelForCausalLM.from_config(config)
-    model.load_state_dict(quantized.state_dict())
+    model.load_state_dict(policy.model.state_dict())
     model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    policy.tokenizer.save_pretrained(folder)
     return folder
 
 
