@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.bench import tables as judge
+from evals.bench import tables_product as product
 from evals.bench.tables import Loaded
 from evals.kerneldev import tables as kerneldev
 
@@ -152,9 +153,9 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.sweeps.fp8", {"driver": H200_STACK["driver"]}),
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
-    Area("best-of-n", judge.best_of_n, ("search-throughput-h200-2026-12-02.json",), "",
+    Area("best-of-n", product.best_of_n, ("search-throughput-h200-2026-12-02.json",), "",
          {"driver": H200_STACK["driver"]}),
-    Area("grpo", judge.grpo, ("grpo-h200-2026-11-30.json",)),
+    Area("grpo", product.grpo, ("grpo-h200-2026-11-30.json",)),
 )
 
 

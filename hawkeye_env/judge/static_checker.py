@@ -215,24 +215,28 @@ class Checker:
         elif kind is ast.FunctionDef:
             if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 self._add("forbidden_attribute", node, f"defining {node.name} is not allowed: it runs outside forward")
-        elif kind is ast.ClassDef and any(n in CLASS_BODY_FORBIDDEN for n in class_body_names(node)):
-            names = sorted(n for n in class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
-            self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
-                      "which would open that attribute on other objects (#18)")
-        elif kind is ast.ClassDef and not all(
-                dataclass_decorator(d, self.modules, self.dataclass_imported) for d in node.decorator_list):
-            self._add("forbidden_call", node, f"class {node.name}: a class decorator other than "
-                      "dataclasses.dataclass receives the class itself as a value (#18)")
-        elif kind is ast.ClassDef and node.keywords:
-            self._add("forbidden_call", node,
-                      f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
-        elif kind is ast.ClassDef and not all(base_allowed(b, self.own_classes, self.modules, self.imported)
-                                              for b in node.bases):
-            self._add("forbidden_call", node, f"class {node.name}: a base other than nn.Module or a class of the "
-                      "source; torch calls its containers' and tensors' methods below the op recorder (#18)")
+        elif kind is ast.ClassDef:
+            self._class_def(node)
         elif kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "super" and (
                 node.args or node.keywords):
             self._add("forbidden_call", node, "super() with arguments is not allowed: call it bare (#18)")
+
+    def _class_def(self, node: ast.ClassDef) -> None:
+        """A class statement: no builtin's name in its body, no decorator but ``dataclass``, no
+        class keywords, and bases that are ``nn.Module`` or the source's own classes."""
+        if any(n in CLASS_BODY_FORBIDDEN for n in class_body_names(node)):
+            names = sorted(n for n in class_body_names(node) if n in CLASS_BODY_FORBIDDEN)
+            self._add("forbidden_call", node, f"class {node.name} defines {', '.join(names)}: a builtin's name, "
+                      "which would open that attribute on other objects (#18)")
+        elif not all(dataclass_decorator(d, self.modules, self.dataclass_imported) for d in node.decorator_list):
+            self._add("forbidden_call", node, f"class {node.name}: a class decorator other than "
+                      "dataclasses.dataclass receives the class itself as a value (#18)")
+        elif node.keywords:
+            self._add("forbidden_call", node,
+                      f"class {node.name}: class keywords (metaclass=...) are not allowed (#18)")
+        elif not all(base_allowed(b, self.own_classes, self.modules, self.imported) for b in node.bases):
+            self._add("forbidden_call", node, f"class {node.name}: a base other than nn.Module or a class of the "
+                      "source; torch calls its containers' and tensors' methods below the op recorder (#18)")
 
     def _key_argument(self, node: ast.Call, key: ast.AST) -> None:
         """``d.get(key)``, ``d.pop(key)``, ``d.setdefault(key)``: the subscript rules on ``key``."""

@@ -173,7 +173,8 @@ def test_tasks_judged_in_several_runs_show_their_spread_over_all_runs():
 
 
 def test_a_search_batch_report_renders_as_best_of_n_from_its_sandboxed_phase():
-    from evals.bench.tables import Loaded, best_of_n
+    from evals.bench.tables import Loaded
+    from evals.bench.tables_product import best_of_n
 
     metrics = {"candidates": 2, "correct_rate": 0.5, "best_of_k_speedup": [0.8, 1.1],
                "best_speedup": {"best": 1.1, "compile": 1.1, "cublas": 0.95}}
