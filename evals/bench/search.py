@@ -16,7 +16,10 @@ compile-cache folders and ``WORKERS`` candidates in flight on one GPU. A phase i
 * ``bwrap``: the OS sandbox and the trusted replay (the default judge);
 * ``off``: ``HAWKEYE_SANDBOX=off``, replay on (the sandbox's own cost);
 * ``worker``: ``HAWKEYE_SANDBOX=off HAWKEYE_REPLAY=off``: outputs and times from the candidate's
-  worker, as the judge ran before both.
+  worker, as the judge ran before both;
+
+and ``+SCHEDULE`` (``bwrap+blocking:8``) runs the phase's processes with ``HAWKEYE_CUDA_SCHEDULE``
+set (``cuda_schedule.py``: how a process's host thread waits for its GPU).
 
 Reported per phase: verdicts per minute from the phase's start and between its first and last
 verdict (one GPU, so also per GPU-minute), the stages, the median verdict seconds and the median
@@ -46,7 +49,7 @@ from evals.bench.calibrate import profile_medians
 from evals.bench.host_load import HostLoad
 from evals.candidates import Candidate, summarise
 from hawkeye_env.edits import extract_source
-from hawkeye_env.judge import isolation, replayed, standby
+from hawkeye_env.judge import cuda_schedule, isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.lanes import make_lanes
 from hawkeye_env.judge.pool import judge_batch
@@ -76,19 +79,29 @@ def search_batch(tasks: list[str], n: int, seed: int = 0) -> list[tuple[str, str
     return jobs
 
 
-def parse_phase(text: str) -> tuple[str, int]:
-    """``"bwrap:8"`` -> ``("bwrap", 8)``; raises ``ValueError`` on an unknown mode or count."""
-    mode, _, workers = text.partition(":")
-    if mode not in MODES or not workers.isdigit() or int(workers) < 1:
-        raise ValueError(f"phase {text!r}: expected SANDBOX:WORKERS, SANDBOX one of {sorted(MODES)}")
-    return mode, int(workers)
+def parse_phase(text: str) -> tuple[str, int, str | None]:
+    """``"bwrap:8"`` -> ``("bwrap", 8, None)``, ``"bwrap+yield:8"`` -> ``("bwrap", 8, "yield")``
+    (the phase's ``HAWKEYE_CUDA_SCHEDULE``); raises ``ValueError`` on an unknown mode, schedule or
+    count."""
+    head, _, workers = text.partition(":")
+    mode, _, schedule = head.partition("+")
+    if (mode not in MODES or not workers.isdigit() or int(workers) < 1
+            or (schedule and schedule not in cuda_schedule.FLAGS)):
+        raise ValueError(f"phase {text!r}: expected SANDBOX[+SCHEDULE]:WORKERS, SANDBOX one of {sorted(MODES)}, "
+                         f"SCHEDULE one of {sorted(cuda_schedule.FLAGS)}")
+    return mode, int(workers), schedule or None
 
 
-def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mode: str, workers: int) -> dict:
-    """Judge ``jobs`` once in ``mode`` with ``workers`` in flight on one lane (fresh cache folders)."""
+def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mode: str, workers: int,
+              schedule: str | None = None) -> dict:
+    """Judge ``jobs`` once in ``mode`` with ``workers`` in flight on one lane (fresh cache folders),
+    the judge's processes under CUDA's ``schedule`` when given (``cuda_schedule.py``)."""
     sandbox, replay = MODES[mode]
-    saved = {k: os.environ.get(k) for k in (isolation.ENV, replayed.ENV_FLAG)}
+    saved = {k: os.environ.get(k) for k in (isolation.ENV, replayed.ENV_FLAG, cuda_schedule.ENV)}
     os.environ[isolation.ENV], os.environ[replayed.ENV_FLAG] = sandbox, replay
+    os.environ.pop(cuda_schedule.ENV, None)
+    if schedule:
+        os.environ[cuda_schedule.ENV] = schedule
     done_at: list[float] = []
     lock = threading.Lock()
     try:
@@ -111,6 +124,7 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
     span = done_at[-1] - done_at[0] if len(done_at) > 2 else 0.0  # two arrivals make no rate
     return {
         "mode": mode, "sandbox": sandbox, "replay": replay, "workers": workers, "verdicts": len(verdicts),
+        "cuda_schedule": schedule or "auto",
         "wall_s": wall, "verdicts_per_min": 60 * len(verdicts) / wall if wall else None,
         "verdicts_per_min_after_first": 60 * (len(done_at) - 1) / span if span else None,
         "first_verdict_s": done_at[0] if done_at else None,
@@ -161,7 +175,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--n", type=int, default=16, help="samples per task")
     parser.add_argument("--phases", nargs="+", default=["bwrap:8", "off:8", "worker:8", "bwrap:4"],
-                        help="SANDBOX:WORKERS, SANDBOX one of bwrap, off, worker")
+                        help="SANDBOX[+SCHEDULE]:WORKERS, SANDBOX one of bwrap, off, worker; SCHEDULE (CUDA's host "
+                        "wait) one of auto, spin, yield, blocking")
     parser.add_argument("--timeout", type=float, default=None, help="worker timeout s (default 60 on CUDA, 20 on CPU)")
     parser.add_argument("--budget-s", type=float, default=None, help="start no phase after this many seconds")
     parser.add_argument("--out", type=Path, default=None)
@@ -191,13 +206,14 @@ def main(argv: list[str] | None = None) -> dict:
         report["baselines_missing"] = evaluator.prefetch_baselines(tasks, device, gpus=1)
         report["baselines_s"] = time.monotonic() - t
         save()
-        for mode, workers in phases:
+        for mode, workers, schedule in phases:
             if args.budget_s is not None and time.monotonic() - began > args.budget_s:
                 report["phases"].append({"mode": mode, "workers": workers, "skipped": "budget"})
                 continue
-            row = run_phase(evaluator, jobs, device, mode, workers)
+            row = run_phase(evaluator, jobs, device, mode, workers, schedule)
             report["phases"].append(row)
-            print(f"{mode}:{workers} {row['verdicts']} verdicts in {row['wall_s']:.1f} s, "
+            name = f"{mode}+{schedule}" if schedule else mode
+            print(f"{name}:{workers} {row['verdicts']} verdicts in {row['wall_s']:.1f} s, "
                   f"{row['verdicts_per_min'] or 0:.1f}/min ({row['verdicts_per_min_after_first'] or 0:.1f} after the "
                   f"first), {row['stages']}", flush=True)
             save()

@@ -176,7 +176,9 @@ def search_throughput(files: list[Loaded]) -> list[str]:
                 continue
             stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
             prof = r.get("profile_median_s", {})
-            rows.append([r["mode"], str(r["workers"]), str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
+            schedule = r.get("cuda_schedule", "auto")
+            mode = r["mode"] + ("" if schedule == "auto" else f" (CUDA {schedule})")
+            rows.append([mode, str(r["workers"]), str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
                          fmt(r.get("verdicts_per_min"), ".1f"), fmt(r.get("verdicts_per_min_after_first"), ".1f"),
                          fmt(r.get("verdict_wall_s_median"), ".2f"), fmt(prof.get("worker_start_s"), ".2f"),
                          fmt(prof.get("worker_wall_s"), ".2f"), fmt(prof.get("replay_start_s"), ".2f"),

@@ -38,8 +38,9 @@ another side's modules):
 * **baseline-only worker** (``worker_entry`` -> ``baselines.serve_baselines``; no candidate
   code, sandboxed too): ``baselines`` (timing half), ``timing``, ``warmup``.
 
-Every started process: ``worker_entry`` and ``worker_process`` (set-up, lane lock, standby
-warm-up, framed replies). Shared by all (pure data and functions, no state): ``verdict``,
+Every started process: ``worker_entry``, ``worker_process`` (set-up, lane lock, standby
+warm-up, framed replies) and ``cuda_schedule`` (how its host waits for the GPU; the parent only
+validates the setting). Shared by all (pure data and functions, no state): ``verdict``,
 ``inputs``, ``launch_plan`` (what a launch plan is), ``timing_plan``,
 ``hawkeye_env.tasks``.
 """

@@ -66,7 +66,8 @@ BWRAP, OFF = "bwrap", "off"
 SANDBOX_UID = 65534
 # Environment that reaches a worker: exact names, then prefixes (CUDA, Triton and torch settings,
 # library paths, locale) and the configured task folders. Everything else, secrets included, is dropped.
-PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "TERM", "HAWKEYE_TASK_DIRS")
+PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "TERM", "HAWKEYE_TASK_DIRS",
+              "HAWKEYE_CUDA_SCHEDULE")
 PASSED_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "LC_", "OMP_", "MKL_",
                        "OPENBLAS_", "NCCL_DEBUG")
 # Entries of the user's home folder that a worker never sees (mounted over with an empty tmpfs or
@@ -151,6 +152,9 @@ def hidden_paths(extra: tuple[str, ...] = ()) -> list[Path]:
 def passed_env(extra: dict[str, str]) -> dict[str, str]:
     """The worker's environment: ``PASSED_ENV`` entries of ours, the ``sys.path`` of this process as
     ``PYTHONPATH`` (so the worker imports the same judge), then ``extra``."""
+    from hawkeye_env.judge.cuda_schedule import requested
+
+    requested()  # a bad HAWKEYE_CUDA_SCHEDULE fails here, in the parent, not in every worker
     env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)}
     path = [os.path.abspath(p or os.getcwd()) for p in sys.path]
     env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(path) if os.path.isdir(p))

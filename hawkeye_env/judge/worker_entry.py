@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     from multiprocessing.connection import Connection
 
     redirect_output(ns.output if ns.output >= 0 else None)
+    from hawkeye_env.judge.cuda_schedule import apply_from_env
+
+    apply_from_env()  # before the target's imports: the flag must precede torch's CUDA context
     module_name, _, attr = ns.target.partition(":")
     target = importlib.import_module(module_name)
     for part in attr.split("."):

@@ -10,7 +10,7 @@ import pytest
 
 from evals.bench import search as bench_search
 from evals.bench.tables import Loaded, search_throughput
-from hawkeye_env.judge import isolation, replayed
+from hawkeye_env.judge import cuda_schedule, isolation, replayed
 
 
 def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
@@ -20,16 +20,19 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     real = bench_search.judge_batch
 
     def spy(*args, **kwargs):
-        seen.append((os.environ.get(isolation.ENV), os.environ.get(replayed.ENV_FLAG)))
+        seen.append((os.environ.get(isolation.ENV), os.environ.get(replayed.ENV_FLAG),
+                     os.environ.get(cuda_schedule.ENV)))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bench_search, "judge_batch", spy)
     out = tmp_path / "bs.json"
+    monkeypatch.delenv(cuda_schedule.ENV, raising=False)
     bench_search.main(["--device", "cpu", "--n", "2", "--tasks", "vector_add_fp32", "--phases", "bwrap:2",
-                       "worker:1", "--out", str(out)])
+                       "worker+blocking:1", "--out", str(out)])
     report = json.loads(out.read_text())
-    assert seen == [("bwrap", "on"), ("off", "off")]
-    assert isolation.ENV not in os.environ and replayed.ENV_FLAG not in os.environ
+    assert seen == [("bwrap", "on", None), ("off", "off", "blocking")]  # a CPU worker has no CUDA context
+    assert not {isolation.ENV, replayed.ENV_FLAG, cuda_schedule.ENV} & set(os.environ)
+    assert [p["cuda_schedule"] for p in report["phases"]] == ["auto", "blocking"]
     assert report["candidates"] == 2 and [p["mode"] for p in report["phases"]] == ["bwrap", "worker"]
     for phase in report["phases"]:
         assert phase["verdicts"] == 2 and phase["stages"] == {"correct": 2}, phase
@@ -53,7 +56,12 @@ def test_the_batch_is_the_search_policys_first_turn():
     assert len({s for _, s in jobs}) == 3 and all("class ModelNew" in s for _, s in jobs)
 
 
-@pytest.mark.parametrize("bad", ["bwrap", "sandbox:2", "off:0", "off:x"])
+@pytest.mark.parametrize("bad", ["bwrap", "sandbox:2", "off:0", "off:x", "bwrap+sometimes:2"])
 def test_a_bad_phase_is_refused(bad):
     with pytest.raises(ValueError):
         bench_search.parse_phase(bad)
+
+
+def test_a_phase_names_its_mode_its_workers_and_its_cuda_schedule():
+    assert bench_search.parse_phase("bwrap:8") == ("bwrap", 8, None)
+    assert bench_search.parse_phase("off+yield:4") == ("off", 4, "yield")
