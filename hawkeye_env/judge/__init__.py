@@ -8,7 +8,8 @@ another side's modules):
   verdicts), ``pool`` and
   ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the allowlist, a fast first filter;
   its walk in ``static_checker`` with ``static_syntax``, the candidate's classes in
-  ``static_classes``, the text's rules in ``static_kernels``,
+  ``static_classes``, the text's rules in ``static_kernels``, what a kernel's body may do in
+  ``static_kernel_bodies``,
   its lists in ``static_allowlist`` and ``static_foreign``, Python's scoping in ``static_scopes``,
   the modules a candidate reaches in ``static_modules``), ``sandbox`` (one job in a worker, watched to the end),
   ``worker_start`` (starting a worker for an entry point), ``standby`` (workers started before

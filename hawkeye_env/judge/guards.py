@@ -139,12 +139,44 @@ def install_tensor_data_hook() -> None:
         torch.Tensor.new_tensor = new_tensor
 
 
+def _autotune_skipped() -> tuple[type, ...]:
+    """The compile failures Triton's autotuner catches to skip a config (not the candidate's)."""
+    from triton.compiler.errors import CompilationError
+    from triton.runtime.errors import OutOfResources
+
+    try:
+        from triton.runtime.errors import PTXASError
+    except ImportError:  # older Triton
+        return (CompilationError, OutOfResources)
+    return (CompilationError, OutOfResources, PTXASError)
+
+
+AUTOTUNE_SKIPPED = _autotune_skipped()
+_REFUSED_NONE = object()  # no refused launch argument
+_LAUNCH_SCALARS = (int, float, bool, str, type(None), torch.dtype)
+
+
+def launch_value(value, depth: int = 0) -> bool:
+    """Whether a kernel may be launched with ``value``: a tensor, a number, a string, ``None``, a
+    dtype, an object of Triton's (``constexpr``, a tensor descriptor, a kernel passed as an argument),
+    or a tuple of those. Not a list, a dict, a function or an object of the candidate's: under the
+    CPU interpreter a kernel is Python, and such an argument would carry what it reads to the host
+    (``SINK.append(str(block))``)."""
+    if isinstance(value, torch.Tensor) or type(value) in _LAUNCH_SCALARS:
+        return True
+    if type(value) is tuple and depth < 8:
+        return all(launch_value(v, depth + 1) for v in value)
+    module = type(value).__module__ or ""
+    return module == "triton" or module.startswith("triton.")
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by the defining module of the kernel function."""
 
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self.recorder: OpRecorder | None = None
+        self.refusals: list[str] = []  # launches refused or failed under the interpreter (``launch_problem``)
         self._installed = False
 
     def install(self) -> None:
@@ -165,8 +197,16 @@ class LaunchCounter:
 
     def _wrap(self, original):
         counter = self
+        interpreted = "interpreter" in getattr(original, "__module__", "")
 
         def run(fn_self, *args, **kwargs):
+            name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
+            values = [*args, *(v for k, v in kwargs.items() if k != "grid")]
+            bad = next((v for v in values if not launch_value(v)), _REFUSED_NONE)
+            if bad is not _REFUSED_NONE:
+                counter.refusals.append(f"kernel {name} was launched with a {type(bad).__name__}: a kernel takes "
+                                        "tensors, numbers, strings, dtypes, descriptors and kernels")
+                raise TypeError(f"launch argument of type {type(bad).__name__} refused by the judge")
             if not kwargs.get("warmup", False):
                 module = getattr(getattr(fn_self, "fn", None), "__module__", "?")
                 counter.launches[module] += 1
@@ -175,6 +215,12 @@ class LaunchCounter:
                 recorder.in_launch += 1
             try:
                 return original(fn_self, *args, **kwargs)
+            except AUTOTUNE_SKIPPED:
+                raise
+            except BaseException as exc:
+                if interpreted:  # the kernel ran as Python: its exception may carry what it read
+                    counter.refusals.append(f"kernel {name} raised {type(exc).__name__} in the interpreter")
+                raise
             finally:
                 if recorder is not None:
                     recorder.in_launch -= 1

@@ -76,7 +76,8 @@ import ast
 import threading
 
 from hawkeye_env.judge.static_checker import Checker, Finding
-from hawkeye_env.judge.static_kernels import encoding_findings, kernel_findings
+from hawkeye_env.judge.static_kernel_bodies import kernel_body_findings
+from hawkeye_env.judge.static_kernels import encoding_findings, jit_defs, kernel_findings
 
 _PARSE_LOCK = threading.Lock()
 
@@ -101,6 +102,7 @@ def check_source(source: str) -> list[Finding]:
     try:
         checker = Checker(tree)
         findings = checker.run() + encoding_findings(source) + kernel_findings(tree, source, checker.module_of)
+        findings += kernel_body_findings(tree, jit_defs(tree, checker.module_of), checker.where, checker.module_of)
     except Exception as exc:  # noqa: BLE001 - the error boundary of one candidate
         findings = [Finding("forbidden_call", 0, f"the static checker failed on this source "
                             f"({type(exc).__name__}); rejected rather than trusted (#23)")]

@@ -112,6 +112,13 @@ def _decorator_problem(stmt, module_of: Callable[[ast.AST], str | None], aliases
     return None
 
 
+def jit_defs(tree: ast.Module, module_of: Callable[[ast.AST], str | None]) -> list[ast.FunctionDef]:
+    """The module-level ``def``s that a ``jit`` decorates: the source's kernels."""
+    aliases = _jit_aliases(tree)
+    return [stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        _is_jit(d.func if isinstance(d, ast.Call) else d, module_of, aliases) for d in stmt.decorator_list)]
+
+
 def kernel_findings(tree: ast.Module, source: str, module_of: Callable[[ast.AST], str | None]) -> list[Finding]:
     """Findings for ``jit`` read anywhere but as a module-level ``def``'s decorator, and for a
     kernel whose decorators or text the interpreter would read otherwise than the checker did
@@ -146,4 +153,4 @@ def kernel_findings(tree: ast.Module, source: str, module_of: Callable[[ast.AST]
     return findings
 
 
-__all__ = ["JIT_PATHS", "KERNEL_WRAPPERS", "encoding_findings", "kernel_findings"]
+__all__ = ["JIT_PATHS", "KERNEL_WRAPPERS", "encoding_findings", "jit_defs", "kernel_findings"]

@@ -147,6 +147,7 @@ class _Run:
         before = [_CLONE(x) if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = guards.thread_count()
         deterministic(True)
+        refused = len(self.counter.refusals)
         try:
             with guards.recording(self.counter) as rec, (recorder or contextlib.nullcontext()):
                 outs = _as_list(model(*inputs))
@@ -154,6 +155,7 @@ class _Run:
                     torch.cuda.synchronize()
         finally:
             deterministic(False)
+        self._refused_launches(refused)
         bad = rec.disallowed(self.spec.allowed_ops, self.device)
         if bad:
             ops = ", ".join(f"aten.{k} x{v}" for k, v in sorted(bad.items()))
@@ -180,11 +182,20 @@ class _Run:
             self.report(self.violations)
         return outs
 
+    def _refused_launches(self, before: int) -> None:
+        """A launch refused or failed since ``before`` while forward still returned: it caught the
+        error, which may carry what the kernel read (``guards.launch_value``)."""
+        if len(self.counter.refusals) > before:
+            self.violate("forbidden_call", "forward went on after a kernel launch failed or was refused: "
+                         + "; ".join(self.counter.refusals[before:before + 3]))
+
     def guarded_call(self, model, inputs: list):
         """A timed-loop call with the op recorder and launch counter on (warm-up and kept
         iterations): torch fallbacks and skipped launches are violations there too."""
+        refused = len(self.counter.refusals)
         with guards.recording(self.counter) as rec:
             out = model(*inputs)
+        self._refused_launches(refused)
         planted = guards.planted_attributes(_as_list(out), "output") + guards.planted_attributes(inputs, "input")
         if planted:
             self.violate("judge_patched", f"attributes set on tensors the judge reads: {'; '.join(planted[:4])}")

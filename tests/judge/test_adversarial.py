@@ -169,6 +169,10 @@ CASES: list[Case] = [
     Case("h18_class_decorator", VECTOR_ADD, "forbidden_call", "a class decorator other than"),
     Case("h18_self_attribute_chain", VECTOR_ADD, "forbidden_attribute", "only self's own attributes"),
     Case("h08_tensor_ctor_hidden_fallback", VECTOR_ADD, "forbidden_call", "a base other than nn.Module"),
+    # a kernel under the CPU interpreter is Python: nothing it reads may leave it but tensor writes
+    Case("h08_kernel_arg_sink", VECTOR_ADD, "forbidden_call", "calls .append()"),
+    Case("h08_kernel_exception_channel", VECTOR_ADD, "forbidden_call", "kernel _peek_kernel: raise"),
+    Case("h08_kernel_module_sink", VECTOR_ADD, "forbidden_call", "reads the module-level SINK"),
 ]
 
 
@@ -212,6 +216,10 @@ WORKER_CASES: list[WorkerCase] = [
     # torch ops run while torch.tensor stores a ParameterList subclass's items, static checks off:
     # building a tensor from data that is not plain is an op no allowlist holds.
     WorkerCase("h08_tensor_ctor_hidden_fallback", "torch_compute_op", "_tensor_from_object"),
+    # the kernel's text handed to the host, static checks off: a list as a launch argument is
+    # refused, and a launch that failed under the interpreter while forward went on is a violation
+    WorkerCase("h08_kernel_arg_sink", "runtime_error", "launch argument of type list refused"),
+    WorkerCase("h08_kernel_exception_channel", "forbidden_call", "forward went on after a kernel launch failed"),
 ]
 
 

@@ -133,3 +133,42 @@ _patch_attr = None
 """ + KERNEL + MODEL
     assert "_patch_attr is not surely bound" in _messages(source)
     assert check_source(source.replace("@launch\n", "")) == []
+
+
+def _kernel(body: str, params: str = "p, B: tl.constexpr", head: str = "") -> str:
+    lines = "".join(f"    {line}\n" for line in body.splitlines())
+    kernel = f"@triton.jit\ndef leak(p_ptr, {params}):\n    x = tl.load(p_ptr + tl.arange(0, B))\n"
+    return f"{HEAD}{head}\n\n{kernel}{lines}{MODEL}"
+
+
+# (kernel body, module-level head, what the finding says): what would hand a kernel's data to the host
+KERNEL_LEAKS = [
+    ("SINK.append(str(x))", "SINK = []", "reads the module-level SINK"),
+    ("p.append(x)", "", "calls .append()"),
+    ("raise ValueError(x)", "", "raise"),
+    ("try:\n    tl.store(p_ptr, x)\nexcept Exception:\n    pass", "", "try"),
+    ("q = f'{x}'", "", "an f-string"),
+    ("print(x)", "", "reads the builtin print"),
+    ("y = repr(x)", "", "reads the builtin repr"),
+    ("helper(x)", "def helper(v):\n    return v", "reads the module-level helper"),
+    ("g = tl.load\ng2 = max\ny = g2(x, 0)\nh = p\nh2 = h\nh2(x)", "", "calls the local h2"),
+    ("p.y = x", "", "a store to a subscript or an attribute"),
+    ("TABLE[0] = x", "TABLE = [0]", "a store to a subscript or an attribute"),
+    ("f = lambda v: v", "", "lambda"),
+]
+
+
+@pytest.mark.parametrize(("body", "head", "fragment"), KERNEL_LEAKS)
+def test_a_kernel_body_that_could_hand_its_data_to_the_host_is_refused(body, head, fragment):
+    messages = _messages(_kernel(body, head=head))
+    assert f"kernel leak: {fragment}" in messages, messages
+
+
+def test_what_kernels_honestly_do_passes():
+    body = ("y = x.to(tl.float32) * SCALE + OFFSET\nfor i in range(2):\n    y = tl.maximum(y, float('-inf'))\n"
+            "z = tl.sum(y, axis=0) if n > min(B, 4) else 0.0\nhelper(p_ptr, y, B)\nact(y)\n"
+            "tl.store(p_ptr + tl.arange(0, B), y.reshape(B))")
+    head = ("SCALE = 2.0\nOFFSET: tl.constexpr = tl.constexpr(-1 + 2 * 3)\n\n\n@triton.jit\n"
+            "def helper(q, v, B: tl.constexpr):\n    tl.store(q + tl.arange(0, B), v)")
+    source = _kernel(body, params="n, act: tl.constexpr, B: tl.constexpr", head=head)
+    assert check_source(source) == [], _messages(source)

@@ -1,0 +1,138 @@
+"""What a kernel's body may do: compute on its arguments and write tensors, nothing the host sees.
+
+Under Triton's CPU interpreter a kernel is plain Python run in the candidate's process and its
+values are numpy data: the text of a loaded block (``str(x)``), an exception's message, an append
+to a list or a call of a plain Python function hands what the kernel read to host code, which then
+computes the answer where no op recorder sees it (REWARD_HACKS #8; CPU verdicts). None of that
+compiles for a GPU. So in the body of a module-level ``jit`` def (``static_kernels``):
+
+* no ``raise``, ``try``, ``with``, f-string, ``lambda``, ``del``, ``yield``, ``await``, and no
+  store to a subscript or an attribute;
+* a call is of a module's function (``tl.``, ``gl.``, ``math.``: the allowlist checks the name),
+  a kernel of the source, a name imported from an allowed module, a parameter (a kernel passed as
+  an argument: the worker refuses any other callable at launch, ``guards.launch_value``) or one of
+  ``KERNEL_BUILTINS``;
+* a method call names a method of Triton's or Gluon's values (``KERNEL_METHODS``);
+* a module-level name of the source that it reads is an import, a kernel or a constant (literals,
+  ``tl.constexpr`` of literals, arithmetic of them); not a list, a dict or an object.
+
+The worker keeps the same line at run time: launch arguments (``guards.launch_value``) and a
+launch that fails under the interpreter while forward goes on (``worker._refused_launches``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from hawkeye_env.judge.static_syntax import Finding
+
+KERNEL_BUILTINS = frozenset({"range", "float", "int", "bool", "min", "max", "len", "abs", "isinstance", "zip",
+                             "enumerate", "tuple"})
+FORBIDDEN_IN_KERNELS = {
+    ast.Raise: "raise", ast.Try: "try", ast.With: "with", ast.JoinedStr: "an f-string", ast.Lambda: "lambda",
+    ast.Delete: "del", ast.Yield: "yield", ast.YieldFrom: "yield", ast.Await: "await",
+}
+if hasattr(ast, "TryStar"):
+    FORBIDDEN_IN_KERNELS[ast.TryStar] = "try"
+
+
+def _kernel_methods() -> frozenset[str]:
+    """Public methods and attributes of Triton's and Gluon's kernel values (tensors, constexprs,
+    tensor descriptors, shared memory), less the compiler's own (``to_ir``, ``mangle``)."""
+    import triton.language.core as core
+
+    kinds: list[type] = [core.tensor, core.constexpr]
+    kinds += [getattr(core, n) for n in ("tensor_descriptor", "tensor_descriptor_base", "tuple") if hasattr(core, n)]
+    try:
+        import triton.experimental.gluon.language._core as gluon_core
+
+        kinds += [v for n, v in vars(gluon_core).items()
+                  if isinstance(v, type) and ("descriptor" in n.lower() or n == "tensor")]
+    except ImportError:
+        pass
+    names = {n for kind in kinds for n in dir(kind) if not n.startswith("_")}
+    return frozenset((names | {"bit_length"}) - {"to_ir", "mangle", "item"})
+
+
+KERNEL_METHODS = _kernel_methods()
+
+
+def _constant(node: ast.AST, module_of: Callable[[ast.AST], str | None]) -> bool:
+    """A literal, arithmetic of literals, a tuple of them, or ``constexpr(...)`` of them."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _constant(node.operand, module_of)
+    if isinstance(node, ast.BinOp):
+        return _constant(node.left, module_of) and _constant(node.right, module_of)
+    if isinstance(node, ast.Tuple):
+        return all(_constant(e, module_of) for e in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "constexpr":
+        return module_of(node.func.value) is not None and all(_constant(a, module_of) for a in node.args)
+    return False
+
+
+def module_bindings(tree: ast.Module, kernels: set[str], module_of: Callable[[ast.AST], str | None]) -> dict[str, str]:
+    """Each module-level name: ``import``, ``kernel``, ``constant`` or ``other`` (bound otherwise,
+    or more than once)."""
+    kinds: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for a in stmt.names:
+                kinds.setdefault(a.asname or a.name.split(".")[0], []).append("import")
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kinds.setdefault(stmt.name, []).append("kernel" if stmt.name in kernels else "other")
+        else:
+            constant = isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and _constant(
+                stmt.value, module_of)
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    kinds.setdefault(node.id, []).append("constant" if constant else "other")
+    return {name: k[0] if len(k) == 1 else "other" for name, k in kinds.items()}
+
+
+def _params(fn: ast.FunctionDef) -> set[str]:
+    a = fn.args
+    return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+
+
+def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where: dict[int, str],
+                         module_of: Callable[[ast.AST], str | None]) -> list[Finding]:
+    """Findings for what the bodies of ``kernels`` (the source's module-level ``jit`` defs) may not
+    do (module docstring); ``where`` is ``static_scopes.resolve``'s, ``module_of`` the checker's."""
+    names = {k.name for k in kernels}
+    bound = module_bindings(tree, names, module_of)
+    findings: list[Finding] = []
+
+    def add(node: ast.AST, fn: ast.FunctionDef, what: str) -> None:
+        findings.append(Finding("forbidden_call", getattr(node, "lineno", fn.lineno), f"kernel {fn.name}: {what}: "
+                                "under the CPU interpreter a kernel is Python, and this would hand what it reads "
+                                "to the host; a kernel computes on its arguments and writes tensors (#8)"))
+
+    for fn in kernels:
+        params = _params(fn)
+        for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+            if type(node) in FORBIDDEN_IN_KERNELS:
+                add(node, fn, FORBIDDEN_IN_KERNELS[type(node)])
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                add(node, fn, "a store to a subscript or an attribute")
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                scope = where.get(id(node))
+                if scope == "module" and bound.get(node.id, "other") == "other":
+                    add(node, fn, f"reads the module-level {node.id}, which is not an import, a kernel or a constant")
+                elif scope == "fallthrough" and node.id not in KERNEL_BUILTINS:
+                    add(node, fn, f"reads the builtin {node.id}")
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and module_of(func.value) is None and (
+                        func.attr not in KERNEL_METHODS):
+                    add(node, fn, f"calls .{func.attr}(), not a method of Triton's or Gluon's values")
+                elif isinstance(func, ast.Name) and where.get(id(func)) == "local" and func.id not in params:
+                    add(node, fn, f"calls the local {func.id}")
+                elif not isinstance(func, (ast.Name, ast.Attribute)):
+                    add(node, fn, "calls what an expression returns")
+    return findings
+
+
+__all__ = ["FORBIDDEN_IN_KERNELS", "KERNEL_BUILTINS", "KERNEL_METHODS", "kernel_body_findings", "module_bindings"]
