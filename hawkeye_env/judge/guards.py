@@ -170,6 +170,21 @@ def launch_value(value, depth: int = 0) -> bool:
     return module == "triton" or module.startswith("triton.")
 
 
+def _outside_launch(grid, recorder: OpRecorder):
+    """``grid`` run with ``recorder`` counting its ops as the forward's, not as the launch's own
+    bookkeeping: the interpreter calls a grid callable inside the launch, where ``copy_`` and
+    ``set_`` are accepted, and a grid's host code may not move data through them unseen."""
+
+    def grid_fn(*args, **kwargs):
+        recorder.in_launch -= 1
+        try:
+            return grid(*args, **kwargs)
+        finally:
+            recorder.in_launch += 1
+
+    return grid_fn
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by the defining module of the kernel function."""
 
@@ -213,6 +228,8 @@ class LaunchCounter:
             recorder = counter.recorder
             if recorder is not None:
                 recorder.in_launch += 1
+                if callable(kwargs.get("grid")):
+                    kwargs["grid"] = _outside_launch(kwargs["grid"], recorder)
             try:
                 return original(fn_self, *args, **kwargs)
             except AUTOTUNE_SKIPPED:

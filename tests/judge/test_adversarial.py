@@ -173,6 +173,7 @@ CASES: list[Case] = [
     Case("h08_kernel_arg_sink", VECTOR_ADD, "forbidden_call", "calls .append()"),
     Case("h08_kernel_exception_channel", VECTOR_ADD, "forbidden_call", "kernel _peek_kernel: raise"),
     Case("h08_kernel_module_sink", VECTOR_ADD, "forbidden_call", "reads the module-level SINK"),
+    Case("h08_grid_callable_copy", VECTOR_ADD, "torch_compute_op", "aten.copy_"),
 ]
 
 
