@@ -164,7 +164,7 @@ def launch_value(value, depth: int = 0) -> bool:
     (``SINK.append(str(block))``)."""
     if isinstance(value, torch.Tensor) or type(value) in _LAUNCH_SCALARS:
         return True
-    if type(value) is tuple and depth < 8:
+    if type(value) in (tuple, torch.Size) and depth < 8:
         return all(launch_value(v, depth + 1) for v in value)
     module = type(value).__module__ or ""
     return module == "triton" or module.startswith("triton.")

@@ -96,7 +96,7 @@ def test_a_kernel_is_launched_with_plain_values_and_triton_objects_only():
     import triton.language as tl
 
     plain = [torch.ones(2), torch.nn.Parameter(torch.ones(1)), 3, 2.5, True, "ieee", None, torch.float16,
-             tl.float32, tl.constexpr(4), (1, (2, torch.zeros(1)))]
+             tl.float32, tl.constexpr(4), (1, (2, torch.zeros(1))), torch.Size([2, 3])]
     assert all(guards.launch_value(v) for v in plain)
     refused = [[], {}, {1}, print, lambda: 0, object(), [].append, (1, [2]), torch.nn.Linear(1, 1)]
     assert not any(guards.launch_value(v) for v in refused)
