@@ -139,8 +139,11 @@ def install_tensor_data_hook() -> None:
         torch.Tensor.new_tensor = new_tensor
 
 
-def _autotune_skipped() -> tuple[type, ...]:
-    """The compile failures Triton's autotuner catches to skip a config (not the candidate's)."""
+def autotune_skipped() -> tuple[type, ...]:
+    """The compile failures Triton's autotuner catches to skip a config (not the candidate's).
+    Imported when a launch fails, never at this module's import: the worker imports the guards
+    before it sets Triton's interpreter flag, and importing Triton's compiler first would fix
+    Triton in its GPU mode."""
     from triton.compiler.errors import CompilationError
     from triton.runtime.errors import OutOfResources
 
@@ -151,7 +154,6 @@ def _autotune_skipped() -> tuple[type, ...]:
     return (CompilationError, OutOfResources, PTXASError)
 
 
-AUTOTUNE_SKIPPED = _autotune_skipped()
 _REFUSED_NONE = object()  # no refused launch argument
 _LAUNCH_SCALARS = (int, float, bool, str, type(None), torch.dtype)
 
@@ -191,7 +193,7 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self.recorder: OpRecorder | None = None
-        self.refusals: list[str] = []  # launches refused or failed under the interpreter (``launch_problem``)
+        self.refusals: list[str] = []  # launches refused (``launch_value``) or failed under the interpreter
         self._installed = False
 
     def install(self) -> None:
@@ -232,10 +234,8 @@ class LaunchCounter:
                     kwargs["grid"] = _outside_launch(kwargs["grid"], recorder)
             try:
                 return original(fn_self, *args, **kwargs)
-            except AUTOTUNE_SKIPPED:
-                raise
             except BaseException as exc:
-                if interpreted:  # the kernel ran as Python: its exception may carry what it read
+                if interpreted and not isinstance(exc, autotune_skipped()):  # its exception may carry what it read
                     counter.refusals.append(f"kernel {name} raised {type(exc).__name__} in the interpreter")
                 raise
             finally:

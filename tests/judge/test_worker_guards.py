@@ -100,3 +100,16 @@ def test_a_kernel_is_launched_with_plain_values_and_triton_objects_only():
     assert all(guards.launch_value(v) for v in plain)
     refused = [[], {}, {1}, print, lambda: 0, object(), [].append, (1, [2]), torch.nn.Linear(1, 1)]
     assert not any(guards.launch_value(v) for v in refused)
+
+
+def test_importing_the_guards_leaves_triton_unimported():
+    """The worker imports the guards before it sets Triton's interpreter flag: a Triton import there
+    would fix Triton in its GPU mode, and every CPU kernel would fail (a parent without the flag)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    code = "import sys, hawkeye_env.judge.guards; print(sorted(m for m in sys.modules if m.startswith('triton')))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
