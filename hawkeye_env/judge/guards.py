@@ -113,9 +113,11 @@ def install_tensor_data_hook() -> None:
     ``plain_data`` (idempotent; in the worker, before the candidate is imported, so its imports
     of these names bind the counting ones)."""
 
-    def counting(original):
+    def counting(original, at: int):
+        """``original`` counting its data argument, the ``at``-th positional or ``data``/``obj``."""
+
         def wrapped(*args, **kwargs):
-            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            data = args[at] if len(args) > at else kwargs.get("data", kwargs.get("obj"))
             if not plain_data(data):
                 _count(TENSOR_DATA_OP)
             return original(*args, **kwargs)
@@ -124,19 +126,10 @@ def install_tensor_data_hook() -> None:
         wrapped.__name__ = getattr(original, "__name__", "tensor")
         return wrapped
 
-    for name in TENSOR_DATA_FUNCTIONS:
-        original = getattr(torch, name)
+    for owner, name, at in [*((torch, n, 0) for n in TENSOR_DATA_FUNCTIONS), (torch.Tensor, "new_tensor", 1)]:
+        original = getattr(owner, name)
         if not getattr(original, "_hawkeye_counted", False):
-            setattr(torch, name, counting(original))
-    original = torch.Tensor.new_tensor
-    if not getattr(original, "_hawkeye_counted", False):
-        def new_tensor(self, data, *args, **kwargs):
-            if not plain_data(data):
-                _count(TENSOR_DATA_OP)
-            return original(self, data, *args, **kwargs)
-
-        new_tensor._hawkeye_counted = True
-        torch.Tensor.new_tensor = new_tensor
+            setattr(owner, name, counting(original, at))
 
 
 def autotune_skipped() -> tuple[type, ...]:
@@ -154,7 +147,6 @@ def autotune_skipped() -> tuple[type, ...]:
     return (CompilationError, OutOfResources, PTXASError)
 
 
-_REFUSED_NONE = object()  # no refused launch argument
 _LAUNCH_SCALARS = (int, float, bool, str, type(None), torch.dtype)
 
 
@@ -218,12 +210,12 @@ class LaunchCounter:
 
         def run(fn_self, *args, **kwargs):
             name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
-            values = [*args, *(v for k, v in kwargs.items() if k != "grid")]
-            bad = next((v for v in values if not launch_value(v)), _REFUSED_NONE)
-            if bad is not _REFUSED_NONE:
-                counter.refusals.append(f"kernel {name} was launched with a {type(bad).__name__}: a kernel takes "
-                                        "tensors, numbers, strings, dtypes, descriptors and kernels")
-                raise TypeError(f"launch argument of type {type(bad).__name__} refused by the judge")
+            for value in (*args, *(v for k, v in kwargs.items() if k != "grid")):
+                if not launch_value(value):
+                    kind = type(value).__name__
+                    counter.refusals.append(f"kernel {name} was launched with a {kind}: a kernel takes tensors, "
+                                            "numbers, strings, dtypes, descriptors and kernels")
+                    raise TypeError(f"launch argument of type {kind} refused by the judge")
             if not kwargs.get("warmup", False):
                 module = getattr(getattr(fn_self, "fn", None), "__module__", "?")
                 counter.launches[module] += 1
