@@ -189,16 +189,24 @@ def _parts(file: Path, report: dict) -> list[dict]:
                                      "wall_s": report.get("wall_s")}]
 
 
+def _versions(each: list[dict]) -> dict:
+    """One ``versions`` dict for runs with ``each`` of these: a key's values, distinct, in order."""
+    keys = dict.fromkeys(k for v in each for k in v)
+    return {k: ", ".join(dict.fromkeys(str(v[k]) for v in each if k in v)) for k in keys}
+
+
 def merge(files: list[Path], out: Path) -> dict:
     """One report from the reports of several runs of this command (a GPU call's time limit splits
     a full calibration into parts, or parts run side by side): a task's correctness counts are
     added over the parts (each part runs its own ``--seed``, so the trials are distinct); a task's
     noise keeps the later part, unless the later one was skipped. ``parts`` lists each run's args,
-    versions and wall time."""
+    versions and wall time; ``versions`` holds each version the parts agree on, and where they
+    differ (a judge changed between parts) their values in order, comma-separated."""
     reports = [json.loads(Path(f).read_text()) for f in files]
+    parts = [part for f, r in zip(files, reports) for part in _parts(f, r)]
     merged = {"date": max(r["date"] for r in reports), "device": reports[0]["device"],
-              "versions": reports[-1]["versions"], "args": reports[-1]["args"], "correctness": {}, "noise": {},
-              "parts": [part for f, r in zip(files, reports) for part in _parts(f, r)]}
+              "versions": _versions([p["versions"] for p in parts]), "args": reports[-1]["args"],
+              "correctness": {}, "noise": {}, "parts": parts}
     for r in reports:
         for task, entry in r.get("correctness", {}).items():
             before = merged["correctness"].get(task)

@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> dict:
         save()
         for mode, workers, schedule in phases:
             if args.budget_s is not None and time.monotonic() - began > args.budget_s:
-                report["phases"].append({"mode": mode, "workers": workers, "skipped": "budget"})
+                report["phases"].append({"mode": mode, "workers": workers, "cuda_schedule": schedule or "auto",
+                                         "skipped": "budget"})
                 continue
             row = run_phase(evaluator, jobs, device, mode, workers, schedule)
             report["phases"].append(row)

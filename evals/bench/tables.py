@@ -170,14 +170,18 @@ def search_throughput(files: list[Loaded]) -> list[str]:
     for its worker and its replay process (``Outcome.start_s``) and of each, and the host's load."""
     rows = []
     for f in files:
-        for r in f.data["phases"]:
+        asked = f.data.get("args", {}).get("phases") or []
+        for i, r in enumerate(f.data["phases"]):
+            schedule = r.get("cuda_schedule")
+            if schedule is None:  # a skipped phase without its schedule: the one its --phases entry named
+                spec = asked[i].split(":")[0] if i < len(asked) else r["mode"]
+                schedule = spec.partition("+")[2] or "auto"
+            mode = r["mode"] + ("" if schedule == "auto" else f" (CUDA {schedule})")
             if r.get("skipped"):
-                rows.append([r["mode"], str(r["workers"]), "not run", *["-"] * 11])
+                rows.append([mode, str(r["workers"]), "not run", *["-"] * 11])
                 continue
             stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
             prof = r.get("profile_median_s", {})
-            schedule = r.get("cuda_schedule", "auto")
-            mode = r["mode"] + ("" if schedule == "auto" else f" (CUDA {schedule})")
             rows.append([mode, str(r["workers"]), str(r["verdicts"]), stages, fmt(r["wall_s"], ".0f"),
                          fmt(r.get("verdicts_per_min"), ".1f"), fmt(r.get("verdicts_per_min_after_first"), ".1f"),
                          fmt(r.get("verdict_wall_s_median"), ".2f"), fmt(prof.get("worker_start_s"), ".2f"),

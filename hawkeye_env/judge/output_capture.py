@@ -172,9 +172,6 @@ class MessageReader:
     def __init__(self, fd: int, limit: int):
         self.fd, self.limit, self.buf = fd, limit, bytearray()
 
-    def pending(self) -> bool:
-        return bool(self.buf)
-
     def poll(self, timeout: float) -> bytes | None:
         """One complete message, or None when none arrived within ``timeout``; ``EOFError`` once
         the worker closed its end, ``ValueError`` for an oversized frame."""

@@ -305,7 +305,10 @@ def _lane_or_progress(message: dict, claim: LaneClaim) -> tuple[str, list | None
 def _poll(reader: MessageReader, proc, wait_s: float) -> tuple[bytes | None, tuple[str, str] | None]:
     """``(the next message's payload or None, None)``, or ``(None, (failure, detail))`` when the
     worker is gone (its connection closed, or it exited with nothing left to read) or sent a
-    malformed frame."""
+    malformed frame. Liveness is read before the socket: a worker found dead had sent all it ever
+    sends before the read, so its final reply, written just before it exits, is never mistaken for
+    silence (read after, a reply landing between the two was lost as a crash)."""
+    alive = proc.is_alive()
     try:
         payload = reader.poll(wait_s)
     except (EOFError, OSError):
@@ -313,7 +316,7 @@ def _poll(reader: MessageReader, proc, wait_s: float) -> tuple[bytes | None, tup
         return None, ("crash", describe_exit(proc.exitcode))
     except ValueError as exc:
         return None, ("bad_reply", str(exc))
-    if payload is None and not proc.is_alive() and not reader.pending():
+    if payload is None and not alive:
         proc.join(KILL_GRACE_S)
         return None, ("crash", describe_exit(proc.exitcode))
     return payload, None

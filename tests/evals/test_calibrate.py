@@ -41,6 +41,22 @@ def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
     assert merged["correctness"] == {"a": {"trials": 2}, "b": {}} and merged["noise"] == {"c": {"1": {}}, "d": {}}
     assert [p["args"]["tasks"] for p in merged["parts"]] == ["0", "1"]
     assert merged["date"] == "2026-12-02" and merged["wall_s"] == 30.0
+    assert merged["versions"] == {"judge": "0, 1"}  # parts of two judges say so
+
+
+def test_a_merge_of_merges_names_every_judge_once(tmp_path):
+    """Versions the parts share stay single; a merge of a merge keeps its parts' versions."""
+    def part(name, judge):
+        path = tmp_path / name
+        path.write_text(json.dumps({"date": "2026-12-02", "device": "cuda", "args": {}, "correctness": {},
+                                    "noise": {}, "versions": {"judge": judge, "gpu": "H200"}}))
+        return str(path)
+
+    first = tmp_path / "first.json"
+    calibrate.main(["--merge", part("a.json", "j1"), part("b.json", "j2"), "--out", str(first)])
+    out = tmp_path / "out.json"
+    calibrate.main(["--merge", str(first), part("c.json", "j1"), "--out", str(out)])
+    assert json.loads(out.read_text())["versions"] == {"judge": "j1, j2", "gpu": "H200"}
 
 
 def test_parts_on_distinct_seeds_add_their_trials(tmp_path):
