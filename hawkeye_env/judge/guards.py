@@ -28,10 +28,12 @@ from contextlib import contextmanager
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from hawkeye_env.judge.dispatch_mode import JudgeDispatchMode
+
 INTERPRETER_LAUNCH_OPS = frozenset({"set_", "copy_", "new_empty", "empty"})
 
 
-class OpRecorder(TorchDispatchMode):
+class OpRecorder(JudgeDispatchMode):
     """Counts aten ops by overload-packet name while active; ``in_launch`` ops are kept apart."""
 
     def __init__(self) -> None:

@@ -24,9 +24,9 @@ import json
 import threading
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from hawkeye_env.judge.dispatch_mode import JudgeDispatchMode
 from hawkeye_env.judge.launch_plan import HOST_READ_OPS, MAX_CONST_BYTES, MEMORY_FORMATS
 
 _ACTIVE = threading.local()
@@ -40,7 +40,7 @@ def _dtype_name(d: torch.dtype) -> str:
     return str(d).removeprefix("torch.")
 
 
-class PlanRecorder(TorchDispatchMode):
+class PlanRecorder(JudgeDispatchMode):
     """Records one forward call: ``with PlanRecorder(inputs, params) as rec: outs = model(*inputs)``,
     then ``rec.plan(outs)`` and ``rec.kernels``. ``params`` are the model's parameters and buffers
     by state-dict key; ``device`` is where kernel pointer arguments must live ("cuda"; "cpu" for
