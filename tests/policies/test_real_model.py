@@ -58,7 +58,10 @@ def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch, smollm2_checkpoint):
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     config = TrainConfig(model=str(smollm2_checkpoint), output_dir=str(tmp_path / "grpo"), context="none", max_steps=1,
                          batch_size=2, num_generations=2, max_completion_length=24, learning_rate=1e-5,
-                         device="cpu", judge_device="cpu", save_steps=1000, report_to="none")
+                         device="cpu", judge_device="cpu", save_steps=1000, report_to="none",
+                         # TRL's default recomputes activations, and transformers then generates
+                         # without its KV cache: every new token re-reads the ~600-token prompt.
+                         extra={"gradient_checkpointing": False})
     trainer = train(config, split={"train": ["vector_add_fp32"], "eval": []})
     assert trainer.state.global_step == 1
     rows = [json.loads(line) for line in (tmp_path / "grpo" / "rollouts.jsonl").read_text().splitlines()]
