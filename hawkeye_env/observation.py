@@ -83,8 +83,9 @@ The candidate contract (the judge enforces every line):
   decorator (only `triton.autotune(...)`/`triton.heuristics(...)` above it) and no nested `def`; the
   source is UTF-8 with no other coding declaration; forward reads no tensor data on the host.
 - A kernel only computes on its arguments and writes tensors: no raise/try/with/f-strings/lambda,
-  no stores to subscripts or attributes, no str/print, no module-level lists or objects (constants,
-  imports and kernels only); launch it with tensors, numbers, dtypes and Triton objects only.
+  no stores to subscripts or attributes, no str/print, no torch calls, no module-level lists or
+  objects (constants, imports and kernels only), parameter defaults constant; launch it with
+  tensors, numbers, dtypes and Triton objects holding only those (no functions, no autotuned kernels).
 - No threads, processes, streams, caches across calls, global/nonlocal state or reflection. Your
   classes are only called, read attributes of, tested with isinstance or named as bases (never
   aliased, decorated or passed as values); their bases are nn.Module or your own classes; no

@@ -8,13 +8,21 @@ compiles for a GPU. So in the body of a module-level ``jit`` def (``static_kerne
 
 * no ``raise``, ``try``, ``with``, f-string, ``lambda``, ``del``, ``yield``, ``await``, and no
   store to a subscript or an attribute;
-* a call is of a module's function (``tl.``, ``gl.``, ``math.``: the allowlist checks the name),
-  a kernel of the source, a name imported from an allowed module, a parameter (a kernel passed as
-  an argument: the worker refuses any other callable at launch, ``guards.launch_value``) or one of
-  ``KERNEL_BUILTINS``;
-* a method call names a method of Triton's or Gluon's values (``KERNEL_METHODS``);
+* a call is of a function of Triton's, Gluon's, ``math``'s or a unit's module (``tl.``, ``gl.``,
+  ``math.``: the allowlist checks the name), a kernel of the source, a name imported from one of
+  those modules, a parameter (a kernel passed as an argument: the worker refuses any other
+  callable at launch, ``guards.launch_value``) or one of ``KERNEL_BUILTINS``; not torch's
+  (``torch.zeros(size, out=t)`` on a tensor passed in would resize its storage to a size the
+  kernel read, which the host sees);
+* a method call names a method of Triton's or Gluon's values (``KERNEL_METHODS``), and any other
+  attribute it reads on a value (not a module) is one that Triton's values or types carry
+  (``KERNEL_ATTRIBUTES``): not what its kernel objects carry (a heuristics kernel's ``values``, an
+  interpreted kernel's ``kwargs``, the functions behind them), which a nested kernel call would
+  hand to a parameter that calls it;
 * a module-level name of the source that it reads is an import, a kernel or a constant (literals,
-  ``tl.constexpr`` of literals, arithmetic of them); not a list, a dict or an object.
+  ``tl.constexpr`` of literals, arithmetic of them); not a list, a dict or an object; and so is
+  each parameter's default, which the interpreter passes to the kernel unseen by the worker's
+  launch check.
 
 The worker keeps the same line at run time: launch arguments (``guards.launch_value``) and a
 launch that fails under the interpreter while forward goes on (``worker._refused_launches``).
@@ -25,6 +33,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from hawkeye_env.judge.static_classes import imported_names
 from hawkeye_env.judge.static_syntax import Finding
 
 KERNEL_BUILTINS = frozenset({"range", "float", "int", "bool", "min", "max", "len", "abs", "isinstance", "zip",
@@ -56,6 +65,33 @@ def _kernel_methods() -> frozenset[str]:
 
 
 KERNEL_METHODS = _kernel_methods()
+
+# Attributes that Triton's values and types carry per instance, not in their classes' ``dir``.
+_INSTANCE_ATTRIBUTES = frozenset({
+    "value", "type", "element_ty", "primitive_bitwidth", "int_bitwidth", "int_signedness",
+    "fp_mantissa_width", "exponent_bias", "itemsize", "address_space", "name", "shape", "strides",
+    "block_shape", "numel", "layout", "dtype",
+})
+
+
+def _kernel_attributes() -> frozenset[str]:
+    """``KERNEL_METHODS`` and the public names of Triton's and Gluon's types (dtypes, pointer,
+    block and tuple types, layouts) and their instances' own attributes, less the compiler's own."""
+    import triton.language.core as core
+
+    kinds: list[type] = [getattr(core, n) for n in ("base_type", "dtype", "pointer_type", "block_type",
+                                                     "tuple_type", "constexpr_type") if hasattr(core, n)]
+    try:
+        import triton.experimental.gluon.language._layouts as layouts
+
+        kinds += [v for v in vars(layouts).values() if isinstance(v, type)]
+    except ImportError:
+        pass
+    names = {n for kind in kinds for n in dir(kind) if not n.startswith("_")}
+    return frozenset((names | KERNEL_METHODS | _INSTANCE_ATTRIBUTES) - {"to_ir", "mangle"})
+
+
+KERNEL_ATTRIBUTES = _kernel_attributes()
 
 
 def _constant(node: ast.AST, module_of: Callable[[ast.AST], str | None]) -> bool:
@@ -92,6 +128,12 @@ def module_bindings(tree: ast.Module, kernels: set[str], module_of: Callable[[as
     return {name: k[0] if len(k) == 1 else "other" for name, k in kinds.items()}
 
 
+def kernel_module(path: str) -> bool:
+    """Whether a kernel may call the functions of module ``path`` (or a name imported from it):
+    Triton's and Gluon's, ``math``'s and the units'."""
+    return path == "math" or path.split(".")[0] in ("triton", "units")
+
+
 def _params(fn: ast.FunctionDef) -> set[str]:
     a = fn.args
     return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
@@ -103,6 +145,7 @@ def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where
     do (module docstring); ``where`` is ``static_scopes.resolve``'s, ``module_of`` the checker's."""
     names = {k.name for k in kernels}
     bound = module_bindings(tree, names, module_of)
+    imported = imported_names(tree)
     findings: list[Finding] = []
 
     def add(node: ast.AST, fn: ast.FunctionDef, what: str) -> None:
@@ -112,11 +155,20 @@ def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where
 
     for fn in kernels:
         params = _params(fn)
-        for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+        for default in (*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)):
+            if not (_constant(default, module_of) or isinstance(default, ast.Name)
+                    and bound.get(default.id) == "constant"):
+                add(default, fn, "a parameter's default is not a constant")
+        body = [n for stmt in fn.body for n in ast.walk(stmt)]
+        called = {id(n.func) for n in body if isinstance(n, ast.Call)}
+        for node in body:
             if type(node) in FORBIDDEN_IN_KERNELS:
                 add(node, fn, FORBIDDEN_IN_KERNELS[type(node)])
             elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 add(node, fn, "a store to a subscript or an attribute")
+            elif (isinstance(node, ast.Attribute) and id(node) not in called and module_of(node.value) is None
+                  and node.attr not in KERNEL_ATTRIBUTES):
+                add(node, fn, f"reads .{node.attr}, not an attribute of Triton's values or types")
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 scope = where.get(id(node))
                 if scope == "module" and bound.get(node.id, "other") == "other":
@@ -125,9 +177,15 @@ def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where
                     add(node, fn, f"reads the builtin {node.id}")
             elif isinstance(node, ast.Call):
                 func = node.func
-                if isinstance(func, ast.Attribute) and module_of(func.value) is None and (
-                        func.attr not in KERNEL_METHODS):
+                module = module_of(func.value) if isinstance(func, ast.Attribute) else None
+                origin = imported.get(func.id, "") if isinstance(func, ast.Name) and where.get(id(func)) == "module" \
+                    else ""
+                if isinstance(func, ast.Attribute) and module is None and func.attr not in KERNEL_METHODS:
                     add(node, fn, f"calls .{func.attr}(), not a method of Triton's or Gluon's values")
+                elif module is not None and not kernel_module(module):
+                    add(node, fn, f"calls {module}.{func.attr}, not a function of Triton's, Gluon's, math's or a unit's")
+                elif origin and not kernel_module(origin):
+                    add(node, fn, f"calls {origin}, not a function of Triton's, Gluon's, math's or a unit's")
                 elif isinstance(func, ast.Name) and where.get(id(func)) == "local" and func.id not in params:
                     add(node, fn, f"calls the local {func.id}")
                 elif not isinstance(func, (ast.Name, ast.Attribute)):
@@ -135,4 +193,5 @@ def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where
     return findings
 
 
-__all__ = ["FORBIDDEN_IN_KERNELS", "KERNEL_BUILTINS", "KERNEL_METHODS", "kernel_body_findings", "module_bindings"]
+__all__ = ["FORBIDDEN_IN_KERNELS", "KERNEL_ATTRIBUTES", "KERNEL_BUILTINS", "KERNEL_METHODS", "kernel_body_findings",
+           "kernel_module", "module_bindings"]

@@ -174,6 +174,15 @@ CASES: list[Case] = [
     Case("h08_kernel_exception_channel", VECTOR_ADD, "forbidden_call", "kernel _peek_kernel: raise"),
     Case("h08_kernel_module_sink", VECTOR_ADD, "forbidden_call", "reads the module-level SINK"),
     Case("h08_grid_callable_copy", VECTOR_ADD, "torch_compute_op", "aten.copy_"),
+    # ... nor through an object of Triton's that wraps host code, a parameter's default, a kernel
+    # object's attributes, torch's functions called from the kernel, or a grid run inside the launch
+    Case("h08_constexpr_callback", VECTOR_ADD, "runtime_error", "launch argument of type constexpr refused"),
+    Case("h08_constexpr_method_sink", VECTOR_ADD, "runtime_error", "launch argument of type constexpr refused"),
+    Case("h08_kernel_default_callback", VECTOR_ADD, "forbidden_call", "a parameter's default is not a constant"),
+    Case("h08_heuristics_values_callback", VECTOR_ADD, "forbidden_call", "reads .values, not an attribute of Triton's"),
+    Case("h08_jit_kwargs_callback", VECTOR_ADD, "forbidden_call", "reads .kwargs, not an attribute of Triton's"),
+    Case("h08_kernel_zeros_out", VECTOR_ADD, "forbidden_call", "calls torch.zeros, not a function of Triton's"),
+    Case("h08_grid_tl_load", VECTOR_ADD, "runtime_error", "Did you forget to add @triton.jit"),
 ]
 
 
@@ -221,6 +230,10 @@ WORKER_CASES: list[WorkerCase] = [
     # refused, and a launch that failed under the interpreter while forward went on is a violation
     WorkerCase("h08_kernel_arg_sink", "runtime_error", "launch argument of type list refused"),
     WorkerCase("h08_kernel_exception_channel", "forbidden_call", "forward went on after a kernel launch failed"),
+    # a host function as a launched kernel's default, or in a kernel's jit options passed as an
+    # argument, static checks off: the launch check reads defaults and the state of Triton's objects
+    WorkerCase("h08_kernel_default_callback", "runtime_error", "launch argument of type function refused"),
+    WorkerCase("h08_jit_kwargs_callback", "runtime_error", "launch argument of type InterpretedFunction refused"),
 ]
 
 

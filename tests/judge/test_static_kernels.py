@@ -155,6 +155,10 @@ KERNEL_LEAKS = [
     ("p.y = x", "", "a store to a subscript or an attribute"),
     ("TABLE[0] = x", "TABLE = [0]", "a store to a subscript or an attribute"),
     ("f = lambda v: v", "", "lambda"),
+    ("y = p.values", "", "reads .values, not an attribute of Triton's values or types"),
+    ("y = leak.kwargs", "", "reads .kwargs, not an attribute of Triton's values or types"),
+    ("zeros((1,), out=p)", "from torch import zeros", "calls torch.zeros, not a function of Triton's"),
+    ("torch.empty((1,), out=p)", "", "calls torch.empty, not a function of Triton's"),
 ]
 
 
@@ -162,6 +166,13 @@ KERNEL_LEAKS = [
 def test_a_kernel_body_that_could_hand_its_data_to_the_host_is_refused(body, head, fragment):
     messages = _messages(_kernel(body, head=head))
     assert f"kernel leak: {fragment}" in messages, messages
+
+
+def test_a_kernel_parameter_defaults_to_a_constant():
+    """The interpreter passes a default to the kernel as it passes an argument, unchecked at launch."""
+    refused = _messages(_kernel("p(x)", params="B: tl.constexpr, p=print"))
+    assert "kernel leak: a parameter's default is not a constant" in refused, refused
+    assert check_source(_kernel("tl.store(p_ptr, x)", params="B: tl.constexpr = 4, q=None, r=2 * 3")) == []
 
 
 def test_what_kernels_honestly_do_passes():

@@ -2,11 +2,14 @@
 a replaced or new attribute of ``torch.Tensor`` (not a dunder Python adds itself);
 ``planted_attributes`` names each tensor that carries instance attributes, which would shadow the
 methods the judge calls on it after the op recorder has closed; and every seed a trial, its call on
-new inputs or the candidate's constructor uses is one-way from the verdict's base seed; and a tensor
-built from data whose iteration runs Python is an op the recorder counts."""
+new inputs or the candidate's constructor uses is one-way from the verdict's base seed; a tensor
+built from data whose iteration runs Python is an op the recorder counts; and a kernel is launched
+with data only (what Triton's objects hold included), its grid computed from the launch's own
+arguments before an interpreted launch."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from hawkeye_env.judge import guards
@@ -100,6 +103,50 @@ def test_a_kernel_is_launched_with_plain_values_and_triton_objects_only():
     assert all(guards.launch_value(v) for v in plain)
     refused = [[], {}, {1}, print, lambda: 0, object(), [].append, (1, [2]), torch.nn.Linear(1, 1)]
     assert not any(guards.launch_value(v) for v in refused)
+
+
+def test_an_object_of_tritons_is_a_launch_value_only_when_it_holds_data():
+    """``tl.constexpr(f)`` calls ``f`` when a kernel calls it, and a heuristics kernel keeps the
+    candidate's functions: what Triton's objects hold is checked like an argument."""
+    import triton
+    import triton.language as tl
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    @triton.jit
+    def kernel(x, BLOCK: tl.constexpr = 4):
+        pass
+
+    @triton.jit(repr=print)
+    def named(x):
+        pass
+
+    plain = [tl.constexpr(tl.float16), tl.tuple([1, 2]), tl.pointer_type(tl.float32), kernel,
+             TensorDescriptor.from_tensor(torch.zeros(16, 16), [8, 8]), triton.reinterpret(torch.zeros(4), tl.float32)]
+    assert all(guards.launch_value(v) for v in plain)
+    refused = [tl.constexpr(print), tl.constexpr([].append), tl.constexpr(torch.nn.Linear(1, 1)),
+               tl.constexpr([print]), tl.constexpr({1: 2}), triton.Config({"a": print}), named,
+               triton.heuristics({"BLOCK": lambda args: 4})(kernel), triton.autotune([triton.Config({})], key=[])(kernel)]
+    assert not any(guards.launch_value(v) for v in refused)
+    assert guards.kernel_defaults(kernel) == [4]
+
+
+def test_an_interpreted_grid_callable_gets_the_launchs_own_arguments_by_name():
+    """As Triton's compiled launcher calls it: the interpreter's own call would come inside the
+    launch, with its pointers, while ``tl`` is patched."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(x_ptr, n, BLOCK: tl.constexpr = 4):
+        pass
+
+    seen = []
+    x = torch.zeros(3)
+    grid = guards.raw_grid(kernel, lambda meta: seen.append(meta) or (2,), (x, 3), {"num_warps": 4})
+    assert grid == (2,) and seen[0].keys() == {"x_ptr", "n", "BLOCK"}
+    assert seen[0]["x_ptr"] is x and seen[0]["n"] == 3 and seen[0]["BLOCK"] == 4
+    with pytest.raises(TypeError):  # a callable in place of the grid would be called inside the launch
+        guards.raw_grid(kernel, lambda meta: (lambda args: (1,)), (x, 3), {})
 
 
 def test_importing_the_guards_leaves_triton_unimported():
