@@ -123,9 +123,13 @@ class _Run:
             new = self.candidate.ModelNew(*init)
             if not isinstance(new, torch.nn.Module):
                 raise TypeError("ModelNew(...) must return a torch.nn.Module")
-            missing = new.load_state_dict(ref.state_dict(), strict=False).missing_keys
-            if missing:
-                raise TypeError(f"ModelNew lacks the reference's parameters/buffers {missing}")
+            # missing_keys: ModelNew's own entries the reference's state dict does not fill. Every
+            # parameter and persistent buffer comes from the reference (the GPU replay reads them
+            # from the reference too); keep extra constants as plain attributes or non-persistent.
+            extra = new.load_state_dict(ref.state_dict(), strict=False).missing_keys
+            if extra:
+                raise TypeError(f"ModelNew has parameters/persistent buffers the reference lacks: {extra}; "
+                                "every one is loaded from the reference's state dict")
             new = new.to(self.device)
         except Exception as exc:
             raise BuildError(_short_traceback(exc, self.name)) from exc
