@@ -11,7 +11,7 @@ compiles for a GPU. So in the body of a module-level ``jit`` def (``static_kerne
 * a call is of a function of Triton's, Gluon's, ``math``'s or a unit's module (``tl.``, ``gl.``,
   ``math.``: the allowlist checks the name), a kernel of the source, a name imported from one of
   those modules, a parameter (a kernel passed as an argument: the worker refuses any other
-  callable at launch, ``guards.launch_value``) or one of ``KERNEL_BUILTINS``; not torch's
+  callable at launch, ``launch_values.launch_value``) or one of ``KERNEL_BUILTINS``; not torch's
   (``torch.zeros(size, out=t)`` on a tensor passed in would resize its storage to a size the
   kernel read, which the host sees);
 * a method call names a method of Triton's or Gluon's values (``KERNEL_METHODS``), and any other
@@ -24,7 +24,7 @@ compiles for a GPU. So in the body of a module-level ``jit`` def (``static_kerne
   each parameter's default, which the interpreter passes to the kernel unseen by the worker's
   launch check.
 
-The worker keeps the same line at run time: launch arguments (``guards.launch_value``) and a
+The worker keeps the same line at run time: launch arguments (``launch_values.launch_value``) and a
 launch that fails under the interpreter while forward goes on (``worker._refused_launches``).
 """
 
@@ -65,6 +65,7 @@ def _kernel_methods() -> frozenset[str]:
 
 
 KERNEL_METHODS = _kernel_methods()
+NOT_KERNEL_FUNCTION = "not a function of Triton's, Gluon's, math's or a unit's"
 
 # Attributes that Triton's values and types carry per instance, not in their classes' ``dir``.
 _INSTANCE_ATTRIBUTES = frozenset({
@@ -183,9 +184,9 @@ def kernel_body_findings(tree: ast.Module, kernels: list[ast.FunctionDef], where
                 if isinstance(func, ast.Attribute) and module is None and func.attr not in KERNEL_METHODS:
                     add(node, fn, f"calls .{func.attr}(), not a method of Triton's or Gluon's values")
                 elif module is not None and not kernel_module(module):
-                    add(node, fn, f"calls {module}.{func.attr}, not a function of Triton's, Gluon's, math's or a unit's")
+                    add(node, fn, f"calls {module}.{func.attr}, {NOT_KERNEL_FUNCTION}")
                 elif origin and not kernel_module(origin):
-                    add(node, fn, f"calls {origin}, not a function of Triton's, Gluon's, math's or a unit's")
+                    add(node, fn, f"calls {origin}, {NOT_KERNEL_FUNCTION}")
                 elif isinstance(func, ast.Name) and where.get(id(func)) == "local" and func.id not in params:
                     add(node, fn, f"calls the local {func.id}")
                 elif not isinstance(func, (ast.Name, ast.Attribute)):

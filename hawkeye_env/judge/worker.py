@@ -188,7 +188,7 @@ class _Run:
 
     def _refused_launches(self, before: int) -> None:
         """A launch refused or failed since ``before`` while forward still returned: it caught the
-        error, which may carry what the kernel read (``guards.launch_value``)."""
+        error, which may carry what the kernel read (``launch_values.launch_value``)."""
         if len(self.counter.refusals) > before:
             self.violate("forbidden_call", "forward went on after a kernel launch failed or was refused: "
                          + "; ".join(self.counter.refusals[before:before + 3]))

@@ -91,7 +91,7 @@ def test_only_real_tensors_name_a_range(bounded, monkeypatch):
     from hawkeye_env.judge import guards
 
     # The bounds alone: a worker's launch wrapper (installed in this process by an earlier test)
-    # would refuse the object before the launch (guards.launch_value, tested in test_worker_guards).
+    # would refuse the object before the launch (launch_values.launch_value, tested in test_worker_guards).
     monkeypatch.setattr(guards, "launch_value", lambda value, depth=0: True)
     here = torch.zeros(2, dtype=torch.int64)
     with pytest.raises(Exception, match="no tensor argument"):

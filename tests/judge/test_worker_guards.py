@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge import guards
+from hawkeye_env.judge import guards, launch_values
 
 
 def test_the_snapshot_sees_a_new_or_replaced_tensor_attribute(monkeypatch):
@@ -100,9 +100,9 @@ def test_a_kernel_is_launched_with_plain_values_and_triton_objects_only():
 
     plain = [torch.ones(2), torch.nn.Parameter(torch.ones(1)), 3, 2.5, True, "ieee", None, torch.float16,
              tl.float32, tl.constexpr(4), (1, (2, torch.zeros(1))), torch.Size([2, 3])]
-    assert all(guards.launch_value(v) for v in plain)
+    assert all(launch_values.launch_value(v) for v in plain)
     refused = [[], {}, {1}, print, lambda: 0, object(), [].append, (1, [2]), torch.nn.Linear(1, 1)]
-    assert not any(guards.launch_value(v) for v in refused)
+    assert not any(launch_values.launch_value(v) for v in refused)
 
 
 def test_an_object_of_tritons_is_a_launch_value_only_when_it_holds_data():
@@ -122,12 +122,13 @@ def test_an_object_of_tritons_is_a_launch_value_only_when_it_holds_data():
 
     plain = [tl.constexpr(tl.float16), tl.tuple([1, 2]), tl.pointer_type(tl.float32), kernel,
              TensorDescriptor.from_tensor(torch.zeros(16, 16), [8, 8]), triton.reinterpret(torch.zeros(4), tl.float32)]
-    assert all(guards.launch_value(v) for v in plain)
+    assert all(launch_values.launch_value(v) for v in plain)
     refused = [tl.constexpr(print), tl.constexpr([].append), tl.constexpr(torch.nn.Linear(1, 1)),
                tl.constexpr([print]), tl.constexpr({1: 2}), triton.Config({"a": print}), named,
-               triton.heuristics({"BLOCK": lambda args: 4})(kernel), triton.autotune([triton.Config({})], key=[])(kernel)]
-    assert not any(guards.launch_value(v) for v in refused)
-    assert guards.kernel_defaults(kernel) == [4]
+               triton.heuristics({"BLOCK": lambda args: 4})(kernel),
+               triton.autotune([triton.Config({})], key=[])(kernel)]
+    assert not any(launch_values.launch_value(v) for v in refused)
+    assert launch_values.kernel_defaults(kernel) == [4]
 
 
 def test_an_interpreted_grid_callable_gets_the_launchs_own_arguments_by_name():
@@ -142,11 +143,11 @@ def test_an_interpreted_grid_callable_gets_the_launchs_own_arguments_by_name():
 
     seen = []
     x = torch.zeros(3)
-    grid = guards.raw_grid(kernel, lambda meta: seen.append(meta) or (2,), (x, 3), {"num_warps": 4})
+    grid = launch_values.raw_grid(kernel, lambda meta: seen.append(meta) or (2,), (x, 3), {"num_warps": 4})
     assert grid == (2,) and seen[0].keys() == {"x_ptr", "n", "BLOCK"}
     assert seen[0]["x_ptr"] is x and seen[0]["n"] == 3 and seen[0]["BLOCK"] == 4
     with pytest.raises(TypeError):  # a callable in place of the grid would be called inside the launch
-        guards.raw_grid(kernel, lambda meta: (lambda args: (1,)), (x, 3), {})
+        launch_values.raw_grid(kernel, lambda meta: (lambda args: (1,)), (x, 3), {})
 
 
 def test_importing_the_guards_leaves_triton_unimported():

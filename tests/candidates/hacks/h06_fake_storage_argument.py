@@ -2,7 +2,7 @@
 answer ``untyped_storage``, ``data_ptr`` and ``nbytes`` passed to a launch would make the CPU
 interpreter's memory bounds take the range [1, 2**62), and a kernel that turns integers into
 pointers then rewrites a module global to the builtin ``exec`` as in ``h06_kernel_raw_memory``. The
-worker refuses the dict at launch (``guards.launch_value``); the bounds would not take its range
+worker refuses the dict at launch (``launch_values.launch_value``); the bounds would not take its range
 either (``tests/judge/test_interpreter_bounds.py``)."""
 
 import torch
