@@ -4,7 +4,7 @@
 torch wraps every mode's ``__torch_dispatch__`` in ``torch._disable_dynamo``, whose first call
 imports ``torch._dynamo`` to build the disabled function: 1.0 s of CPU on an idle core (1.4-4.1 s
 with two verdicts in flight on a 2-core machine; ``HAWKEYE_PROFILE_DIR`` profiles of a CPU
-worker's first candidate call), paid by every worker and replay, none of which traces with dynamo
+worker's first candidate call), paid by every candidate worker, which never traces with dynamo
 (``torch.compile`` is outside the candidate contract, ``static_allowlist``). A subclass's
 function is marked as its own disabled form, which is what the wrapper caches after that import,
 so the wrapper calls it directly.
