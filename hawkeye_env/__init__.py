@@ -5,9 +5,10 @@ the taskset and env classes verifiers looks up, loaded from the verifiers adapte
 (``hawkeye_env.registration``).
 """
 
-from hawkeye_env.registration import VERIFIERS_ENTRY_POINTS, register_envs, verifiers_entry_point
+from hawkeye_env.registration import VERIFIERS_ENTRY_POINTS, register_on_import, verifiers_entry_point
+from hawkeye_env.registration import register_envs as register_envs  # the public call, re-exported
 
-register_envs()
+register_on_import()
 
 __all__ = list(VERIFIERS_ENTRY_POINTS)
 

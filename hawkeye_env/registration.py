@@ -14,10 +14,12 @@ on first access, so verifiers stays an optional extra.
 from __future__ import annotations
 
 import importlib
-
-import gymnasium
+import os
 
 KERNEL_OPT_ID = "hawkeye/KernelOpt-v2"
+# Set by the judge in the environment of its own worker processes (``spawn.launch``): they never
+# make an env, and importing gymnasium cost each of them 0.27 CPU s at start-up on an idle host.
+JUDGE_PROCESS_ENV = "HAWKEYE_JUDGE_PROCESS"
 VERIFIERS_ENTRY_POINTS = {
     "KernelTaskset": "hawkeye_env.adapters.verifiers_env:KernelTaskset",
     "KernelMultiTurnEnv": "hawkeye_env.adapters.verifiers_env:KernelMultiTurnEnv",
@@ -33,10 +35,19 @@ def register_envs() -> None:
     (``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``) judges each step's
     candidates of all sub-envs in one ``evaluate_many`` batch (``hawkeye_env/vector.py``).
     """
+    import gymnasium
+
     if KERNEL_OPT_ID in gymnasium.registry:
         return
     gymnasium.register(id=KERNEL_OPT_ID, entry_point="hawkeye_env.env:KernelOptEnv",
                        vector_entry_point="hawkeye_env.vector:KernelOptVectorEnv", nondeterministic=True)
+
+
+def register_on_import() -> None:
+    """What ``import hawkeye_env`` does: ``register_envs()``, except in the judge's own worker
+    processes (``JUDGE_PROCESS_ENV``)."""
+    if os.environ.get(JUDGE_PROCESS_ENV) != "1":
+        register_envs()
 
 
 def verifiers_entry_point(name: str) -> type:
@@ -46,4 +57,5 @@ def verifiers_entry_point(name: str) -> type:
     return getattr(importlib.import_module(module), attr)
 
 
-__all__ = ["KERNEL_OPT_ID", "VERIFIERS_ENTRY_POINTS", "register_envs", "verifiers_entry_point"]
+__all__ = ["JUDGE_PROCESS_ENV", "KERNEL_OPT_ID", "VERIFIERS_ENTRY_POINTS", "register_envs", "register_on_import",
+           "verifiers_entry_point"]

@@ -56,6 +56,39 @@ def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) ->
     return x.to(t.dtype)
 
 
+class MetaDraws(torch.overrides.TorchFunctionMode):
+    """Random draws as empty tensors, for the meta-device shape probe (``_task_inputs``): the
+    probe reads only shapes and dtypes, and torch's meta path for ``randn`` runs its Python
+    reference, whose ``torch._check`` imports sympy and torch's symbolic shapes (about 490 modules:
+    0.45 CPU s on an idle host, 3.0 CPU s of every judge process's start-up on the H200 host under
+    the search batch, 2026-12-02). ``randn``/``rand`` become ``torch.empty`` with the same size,
+    dtype, layout and device arguments (the generator dropped), their ``_like`` forms an empty
+    tensor of the template's size (``torch.empty_like`` on meta runs a Python reference too)."""
+
+    @staticmethod
+    def _empty_like(x: torch.Tensor, **kw) -> torch.Tensor:
+        return torch.empty(x.shape, dtype=kw.get("dtype") or x.dtype, device=kw.get("device") or x.device,
+                           requires_grad=bool(kw.get("requires_grad", False)))
+
+    EMPTY = {torch.randn: torch.empty, torch.rand: torch.empty, torch.randn_like: _empty_like.__func__,
+             torch.rand_like: _empty_like.__func__}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        empty = self.EMPTY.get(func)
+        if empty is None:
+            return func(*args, **kwargs)
+        kwargs.pop("generator", None)
+        return empty(*args, **kwargs)
+
+
+def probe_inputs(module, shape: dict) -> list:
+    """``module.get_inputs(**shape)`` on the meta device, random draws as empty tensors
+    (``MetaDraws``): the shapes and dtypes of its tensors, no memory and no values."""
+    with torch.device("meta"), MetaDraws():
+        return module.get_inputs(**shape)
+
+
 def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
     """``get_inputs(**shape)`` built on the meta device (no memory) unless it returns integer
     tensors, whose values must be real: then it runs with ``device`` as the default device, so the
@@ -63,8 +96,7 @@ def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
     (``cross_entropy_fp32``'s [4096, 128256] logits took 9 s per trial on the host's CPU, H200 run
     of 2026-11-30). Integer values depend on ``device``'s generator, drawn identically by every
     process that builds the trial on that device type (worker, parent, baselines)."""
-    with torch.device("meta"):
-        probe = module.get_inputs(**shape)
+    probe = probe_inputs(module, shape)
     if all(not isinstance(x, torch.Tensor) or x.is_floating_point() for x in probe):
         return probe
     with torch.device(device):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from hawkeye_env.judge.isolation import BWRAP, OFF, bwrap_command, mode, passed_env, require
 from hawkeye_env.judge.scratch import new_scratch
+from hawkeye_env.registration import JUDGE_PROCESS_ENV
 
 
 @dataclass
@@ -151,7 +152,7 @@ def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable:
     scratch = new_scratch()
     extra = {"HOME": scratch, "TMPDIR": scratch, "CUDA_CACHE_PATH": os.path.join(scratch, "nv"),
              "TRITON_CACHE_DIR": os.path.join(scratch, "triton"), "PYTHONDONTWRITEBYTECODE": "1",
-             **(env or {})}
+             JUDGE_PROCESS_ENV: "1", **(env or {})}
     argv = [sys.executable, "-m", "hawkeye_env.judge.worker_entry", "--conn", str(fds[0]),
             "--output", str(fds[1]) if len(fds) > 1 else "-1", "--target", target,
             "--scratch", scratch, "--args", json.dumps(args)]

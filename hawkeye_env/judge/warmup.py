@@ -3,8 +3,9 @@
 Everything a fresh worker would pay inside its candidate's time that trusted code can pay
 earlier, in two parts:
 
-* ``warm_host``: the torch modules the judge's first calls import (the reference ops behind the
-  input builder's meta-device probe). Host work only, so it runs before the worker asks for its
+* ``warm_host``: the torch modules the judge's first calls import (the input builder's
+  meta-device probe, ``inputs.probe_inputs``, which keeps torch's sympy-backed symbolic shapes
+  unimported). Host work only, so it runs before the worker asks for its
   GPU's lane lock. The judge's processes set the deterministic-algorithms flag without importing
   ``torch._inductor`` (``worker_process.deterministic``), so no standby pays that import.
 * ``warm_device``: one tiny Triton kernel (Triton's runtime, driver helpers and launcher; the
@@ -27,7 +28,17 @@ import torch
 import triton
 import triton.language as tl
 
+from hawkeye_env.judge.inputs import probe_inputs
+
 WARM_N = 256
+
+
+class _ProbeTask:
+    """A task module's ``get_inputs`` for ``warm_host``'s probe."""
+
+    @staticmethod
+    def get_inputs(n: int) -> list:
+        return [torch.randn(n, n), torch.rand(n)]
 
 
 @triton.jit
@@ -41,9 +52,8 @@ def warm_host() -> dict[str, float]:
     """Imports a fresh worker otherwise pays inside its candidate's first call; touches no GPU.
     Returns ``{"imports_s": seconds}``."""
     started = time.monotonic()
-    # A meta-device draw (the input builder's shape probe) imports torch._refs.
-    with torch.device("meta"):
-        torch.randn(2, 2)
+    # The input builder's shape probe: a draw on the meta device (``inputs.probe_inputs``).
+    probe_inputs(_ProbeTask, {"n": 2})
     return {"imports_s": time.monotonic() - started}
 
 
@@ -78,7 +88,8 @@ STEPS = (
 
 def warm_device(device: str, checkpoint=lambda: None) -> dict[str, float]:
     """Run the warm-up kernels on ``device`` (``cpu``: the Triton interpreter only), calling
-    ``checkpoint()`` between steps; frees what they allocated. Returns ``{"<step>_s": seconds}``.
+    ``checkpoint()`` between steps; frees what they allocated. Returns ``{"<step>_s": seconds,
+    "<step>_cpu_s": this process's CPU seconds in the step}``.
 
     Raises ``RuntimeError`` when the tiny kernel computes a wrong value (a broken GPU or
     toolchain): the standby is then discarded and the candidate gets a fresh worker.
@@ -88,11 +99,12 @@ def warm_device(device: str, checkpoint=lambda: None) -> dict[str, float]:
     for i, (name, step) in enumerate(steps):
         if i:
             checkpoint()
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         step(device)
         if device == "cuda":
             torch.cuda.synchronize()
         spent[name] = time.monotonic() - started
+        spent[name[:-2] + "_cpu_s"] = time.process_time() - cpu
     if device == "cuda":
         torch.cuda.empty_cache()
     return spent

@@ -120,10 +120,13 @@ def warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict)
     # before the warm-up kernel is defined.
     from hawkeye_env.judge.warmup import warm_device, warm_host
 
-    spent = warm_host()
+    cpu = time.process_time()
+    spent = {"start_cpu_s": cpu, **warm_host()}
+    spent["imports_cpu_s"], cpu = time.process_time() - cpu, time.process_time()
     started = time.monotonic()
     lane, wait_s = take_gpu(conn, device, index)
     spent["context_s"] = time.monotonic() - started - wait_s
+    spent["context_cpu_s"] = time.process_time() - cpu
     waits = [wait_s]
 
     def checkpoint() -> None:
@@ -134,7 +137,17 @@ def warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict)
     spent.update(warm_device(device, checkpoint))
     lane("none")
     spent["lock_wait_s"] = sum(waits)
+    spent["threads"] = _thread_count()
     return lane, spent
+
+
+def _thread_count() -> float:
+    """This process's threads (Linux ``/proc``; 0 elsewhere): a diagnostic of the thread pools a
+    standby carries into its job."""
+    try:
+        return float(len(os.listdir("/proc/self/task")))
+    except OSError:
+        return 0.0
 
 
 def flush_output() -> None:
@@ -191,6 +204,14 @@ def profiled(run_job, job: dict, report, lane) -> dict:
 
 
 
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's waited-for children so far (Triton's
+    ``ptxas``): with ``time.process_time`` the process's CPU split into start-up and job, a
+    diagnostic in ``Verdict.profile`` (the recording worker's figures are the candidate's to forge)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def serve_jobs(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None, run_job) -> None:
     """Process entry point: read one job (JSON bytes), run ``run_job(job, report, lane)``, send
     progress and the final reply as ``torch.save`` bytes, then exit at once so no finaliser
@@ -229,10 +250,14 @@ def serve_jobs(conn, device: str, memory_limit_bytes: int, standby_lane: dict | 
         lane, lane_wait_s = enter_lane(conn, device, memory_limit_bytes, job.get("lane") or {})
     setup_s = time.monotonic() - started - lane_wait_s
     report = lambda violations: send(conn, {"kind": "progress", "violations": violations})  # noqa: E731
+    cpu_setup_s, children_setup_s = time.process_time(), _children_cpu_s()
     if job.get("profile_dir"):
         reply = profiled(run_job, job, report, lane)
     else:
         reply = run_job(job, report, lane)
+    profile.update({"cpu_setup_s": cpu_setup_s, "cpu_job_s": time.process_time() - cpu_setup_s,
+                    "cpu_children_setup_s": children_setup_s,
+                    "cpu_children_job_s": _children_cpu_s() - children_setup_s})
     reply["profile"] = {"worker_setup_s": setup_s, "lane_shared_wait_s": lane_wait_s, **profile,
                         **reply.get("profile", {})}
     flush_output()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge.inputs import _task_inputs, make_inputs, randomize_parameters
+from hawkeye_env.judge.inputs import _task_inputs, make_inputs, probe_inputs, randomize_parameters
 
 
 def _module(with_integers: bool, seen: list) -> types.SimpleNamespace:
@@ -47,3 +51,44 @@ def test_inputs_and_parameters_are_reproducible_per_seed_and_differ_across_seeds
         randomize_parameters(net, "uniform", seed, "cpu")
     assert torch.equal(nets[0].weight, nets[1].weight) and not torch.equal(nets[0].weight, nets[2].weight)
     assert nets[0].weight.device.type == "cpu"  # redrawn in place, wherever the parameter lives
+
+
+def _signature(items: list) -> list:
+    return [(tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else x for x in items]
+
+
+def test_the_probe_gives_every_task_the_shapes_and_dtypes_of_a_plain_meta_call():
+    """``probe_inputs`` turns random draws into empty tensors: every registered task's shapes then
+    build the same input shapes and dtypes as ``get_inputs`` on the meta device."""
+    from hawkeye_env.tasks.registry import list_tasks, task_module
+
+    checked = 0
+    for spec in list_tasks():
+        module = task_module(spec)
+        for shape in [*spec.gpu_shapes, *spec.cpu_shapes]:
+            with torch.device("meta"):
+                plain = module.get_inputs(**dict(shape))
+            assert _signature(probe_inputs(module, dict(shape))) == _signature(plain), (spec.id, shape)
+            checked += 1
+    assert checked >= 50
+
+
+def test_the_probe_of_random_draws_imports_no_symbolic_shapes():
+    """torch's meta ``randn`` imports sympy through ``torch._check`` (hundreds of modules, seconds of
+    CPU in every judge process on a loaded host); the probe's draws do not."""
+    code = ("import sys, torch\n"
+            "from hawkeye_env.judge.inputs import probe_inputs\n"
+            "class T:\n"
+            "    get_inputs = staticmethod(lambda n: [torch.randn(n, n, dtype=torch.bfloat16), torch.rand(n),\n"
+            "                                         torch.randn_like(torch.empty(n)), torch.zeros(n)])\n"
+            "out = probe_inputs(T, {'n': 4})\n"
+            "assert [o.device.type for o in out] == ['meta'] * 4 and out[0].dtype == torch.bfloat16\n"
+            "plain = 'sympy' in sys.modules\n"
+            "with torch.device('meta'):\n"
+            "    torch.randn(2)\n"
+            "print(plain, 'sympy' in sys.modules)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parents[2]), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]  # the probe did not import it; a plain meta draw does

@@ -77,7 +77,7 @@ def test_device_warm_up_gives_the_lane_lock_back_between_steps(monkeypatch):
     monkeypatch.setattr(warmup, "STEPS", steps + (("gpu_only_s", lambda d: calls.append("gpu"), ("cuda",)),))
     spent = warmup.warm_device("cpu", checkpoint=lambda: calls.append("checkpoint"))
     assert calls == ["step0", "checkpoint", "step1", "checkpoint", "step2"]
-    assert sorted(spent) == ["s0_s", "s1_s", "s2_s"]
+    assert sorted(spent) == ["s0_cpu_s", "s0_s", "s1_cpu_s", "s1_s", "s2_cpu_s", "s2_s"]
 
 
 def test_verdicts_from_standbys_match_fresh_workers(standbys, tmp_path, monkeypatch):
