@@ -163,6 +163,14 @@ def _host_cells(r: dict) -> list[str]:
     return [f"{host['busy_cores_mean']:.1f} / {host['busy_cores_p90']:.1f} of {host['cores']}", fmt(per, ".1f")]
 
 
+def _startup_cpu(prof: dict) -> str:
+    """The median CPU seconds of the recording worker's and the replay's start-up and job
+    (``worker_process.serve_jobs``; "-" for runs before the judge reported them)."""
+    cells = [f"{prof[f'{p}.cpu_setup_s']:.1f} / {prof[f'{p}.cpu_job_s']:.1f}" for p in ("worker", "replay")
+             if f"{p}.cpu_setup_s" in prof and f"{p}.cpu_job_s" in prof]
+    return "; ".join(cells) or "-"
+
+
 def search_throughput(files: list[Loaded]) -> list[str]:
     """One row per phase of ``evals.bench.search``: the judge's mode, candidates in flight, the
     verdicts, their stages, the phase's seconds, verdicts per minute (one GPU: per GPU-minute) from
@@ -178,7 +186,7 @@ def search_throughput(files: list[Loaded]) -> list[str]:
                 schedule = spec.partition("+")[2] or "auto"
             mode = r["mode"] + ("" if schedule == "auto" else f" (CUDA {schedule})")
             if r.get("skipped"):
-                rows.append([mode, str(r["workers"]), "not run", *["-"] * 11])
+                rows.append([mode, str(r["workers"]), "not run", *["-"] * 12])
                 continue
             stages = ", ".join(f"{k} {v}" for k, v in sorted(r.get("stages", {}).items())) or "-"
             prof = r.get("profile_median_s", {})
@@ -186,10 +194,11 @@ def search_throughput(files: list[Loaded]) -> list[str]:
                          fmt(r.get("verdicts_per_min"), ".1f"), fmt(r.get("verdicts_per_min_after_first"), ".1f"),
                          fmt(r.get("verdict_wall_s_median"), ".2f"), fmt(prof.get("worker_start_s"), ".2f"),
                          fmt(prof.get("worker_wall_s"), ".2f"), fmt(prof.get("replay_start_s"), ".2f"),
-                         fmt(prof.get("replay_wall_s"), ".2f"), *_host_cells(r)])
+                         fmt(prof.get("replay_wall_s"), ".2f"), *_host_cells(r), _startup_cpu(prof)])
     header = ["judge", "in flight", "verdicts", "stages", "wall s", "verdicts / min (one GPU or the CPU)",
               "after the first verdict", "verdict s (median)", "waiting for the worker s", "recording worker s",
-              "waiting for the replay s", "replay s", "host cores busy (mean / p90)", "CPU s per verdict"]
+              "waiting for the replay s", "replay s", "host cores busy (mean / p90)", "CPU s per verdict",
+              "CPU s of a process's start-up / job (worker; replay)"]
     return md_table(header, rows)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -47,7 +48,9 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     assert report["command"].startswith("python -m evals.bench.search --device cpu --tasks vector_add_fp32 --n 2")
     table = search_throughput([Loaded("bs.json", report)])
     assert len(table) == 4 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
-    assert table[0].count("|") == 15 and table[2].count("|") == 15 and " of " in table[2]
+    assert table[0].count("|") == 16 and table[2].count("|") == 16 and " of " in table[2]
+    # the worker's CPU split into start-up and job, from the verdicts' profiles (no replay on CPU)
+    assert re.search(r"\| \d+\.\d / \d+\.\d \|$", table[2]), table[2]
 
 
 def test_the_batch_is_the_search_policys_first_turn():
