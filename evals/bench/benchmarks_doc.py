@@ -83,7 +83,8 @@ AREAS: tuple[Area, ...] = (
          {"driver": H200_STACK["driver"]}),
     Area("search-throughput", judge.search_throughput,
          ("search-throughput-h200-2026-12-02.json", "search-throughput-schedule-h200-2026-12-02.json",
-          "search-throughput-profiled-h200-2026-12-02.json", "search-throughput-cpu-split-h200-2026-12-02.json"), "",
+          "search-throughput-profiled-h200-2026-12-02.json", "search-throughput-cpu-split-h200-2026-12-02.json",
+          "search-throughput-probe-h200-2026-12-02.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("throughput", judge.throughput, ("throughput-h200-2026-12-01.json",),
          "python -m evals.bench.throughput --hacks tests/candidates/hacks --device cuda --gpus 1 2 --copies 3 "
