@@ -195,7 +195,9 @@ except OSError as exc:
 def test_secrets_in_the_environment_do_not_reach_the_worker(monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", "secret-wandb-key")
     monkeypatch.setenv("OPENAI_API_KEY", "secret-openai-key")
-    report = _probe('return {k: v for k, v in os.environ.items() if "secret" in v or "KEY" in k}')
+    # the judge's own marker of its worker processes (registration.JUDGE_PROCESS_ENV) spells "KEY" too
+    report = _probe('return {k: v for k, v in os.environ.items() if ("secret" in v or "KEY" in k) '
+                    'and k != "HAWKEYE_JUDGE_PROCESS"}')
     assert report == {}
 
 
