@@ -56,6 +56,11 @@ def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) ->
     return x.to(t.dtype)
 
 
+def _empty_like(x: torch.Tensor, **kw) -> torch.Tensor:
+    return torch.empty(x.shape, dtype=kw.get("dtype") or x.dtype, device=kw.get("device") or x.device,
+                       requires_grad=bool(kw.get("requires_grad", False)))
+
+
 class MetaDraws(torch.overrides.TorchFunctionMode):
     """Random draws as empty tensors, for the meta-device shape probe (``_task_inputs``): the
     probe reads only shapes and dtypes, and torch's meta path for ``randn`` runs its Python
@@ -65,13 +70,8 @@ class MetaDraws(torch.overrides.TorchFunctionMode):
     dtype, layout and device arguments (the generator dropped), their ``_like`` forms an empty
     tensor of the template's size (``torch.empty_like`` on meta runs a Python reference too)."""
 
-    @staticmethod
-    def _empty_like(x: torch.Tensor, **kw) -> torch.Tensor:
-        return torch.empty(x.shape, dtype=kw.get("dtype") or x.dtype, device=kw.get("device") or x.device,
-                           requires_grad=bool(kw.get("requires_grad", False)))
-
-    EMPTY = {torch.randn: torch.empty, torch.rand: torch.empty, torch.randn_like: _empty_like.__func__,
-             torch.rand_like: _empty_like.__func__}
+    EMPTY = {torch.randn: torch.empty, torch.rand: torch.empty, torch.randn_like: _empty_like,
+             torch.rand_like: _empty_like}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})

@@ -137,17 +137,7 @@ def warm_standby(conn, device: str, memory_limit_bytes: int, standby_lane: dict)
     spent.update(warm_device(device, checkpoint))
     lane("none")
     spent["lock_wait_s"] = sum(waits)
-    spent["threads"] = _thread_count()
     return lane, spent
-
-
-def _thread_count() -> float:
-    """This process's threads (Linux ``/proc``; 0 elsewhere): a diagnostic of the thread pools a
-    standby carries into its job."""
-    try:
-        return float(len(os.listdir("/proc/self/task")))
-    except OSError:
-        return 0.0
 
 
 def flush_output() -> None:

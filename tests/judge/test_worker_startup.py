@@ -35,4 +35,4 @@ def test_a_worker_imports_neither_gymnasium_nor_sympy_before_its_candidate_runs(
     assert found, v.error
     assert found.groups() == ("1", "False", "False")
     assert v.profile["worker.cpu_setup_s"] > 0.1  # at least the interpreter and torch's import
-    assert v.profile["worker.cpu_job_s"] >= 0.0
+    assert v.profile["worker.cpu_job_s"] > 0.0  # its inputs were built and its forward called
