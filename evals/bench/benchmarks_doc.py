@@ -63,12 +63,11 @@ class Area:
 UNITS_CMD = "python -m units.harness --gpu --json"
 AREAS: tuple[Area, ...] = (
     Area("gpu-tests", judge.gpu_tests,
-         ("gpu-tests-timing-h200-2026-12-02.log", "gpu-tests-judge-h200-2026-12-02.log",
-          "gpu-tests-judge-rerun-h200-2026-12-02.log", "gpu-tests-replay-h200-2026-12-02.log"),
-         "python -m pytest tests/gpu/test_gpu_timing.py; then python -m pytest tests/gpu/test_gpu_judge.py "
-         "tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_env.py tests/gpu/test_gpu_baselines.py beside the "
-         "KernelBench GPU tests, ended by its time limit; then the test it failed and the five it had not reached; "
-         "then, at the one-way seeds and the class rules, python -m pytest tests/gpu/test_gpu_replay.py -k host_read",
+         ("gpu-tests-trust-a-h200-2026-12-03.log", "gpu-tests-trust-b-h200-2026-12-03.log"),
+         "python -m pytest tests/gpu/test_gpu_timing.py tests/gpu/test_gpu_replay.py "
+         "-k 'sleep or host_gap or side_stream or host_read or guard_bypass'; then python -m pytest "
+         "tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_env.py tests/gpu/test_gpu_baselines.py "
+         "tests/gpu/test_gpu_judge.py -k 'not expert_solution and not prefetch' (the rest of test_gpu_replay.py)",
          H200_STACK),
     Area("gpu-tests-kernelbench", judge.gpu_tests,
          ("gpu-tests-kernelbench-h200-2026-12-02.log", "gpu-tests-kernelbench-rerun-h200-2026-12-02.log"),
@@ -84,7 +83,7 @@ AREAS: tuple[Area, ...] = (
     Area("search-throughput", judge.search_throughput,
          ("search-throughput-h200-2026-12-02.json", "search-throughput-schedule-h200-2026-12-02.json",
           "search-throughput-profiled-h200-2026-12-02.json", "search-throughput-cpu-split-h200-2026-12-02.json",
-          "search-throughput-probe-h200-2026-12-02.json"), "",
+          "search-throughput-probe-h200-2026-12-02.json", "search-throughput-paired-h200-2026-12-03.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("throughput", judge.throughput, ("throughput-h200-2026-12-01.json",),
          "python -m evals.bench.throughput --hacks tests/candidates/hacks --device cuda --gpus 1 2 --copies 3 "
