@@ -46,6 +46,12 @@ JUDGE_BASELINES = ("eager", "compile")
 KERNELBENCH_EAGER = "kernelbench_eager"
 # The baseline-only worker's entry point (``serve_baselines``), named for ``worker_start.start_process``.
 BASELINE_TARGET = "hawkeye_env.judge.baselines:serve_baselines"
+# The baseline-only worker's least time limit, whatever a candidate's is: it runs trusted code only,
+# and on one H200 with cold caches (eight tasks measured one after another) the linear-attention
+# baselines (eager, torch.compile and FLA's autotuned kernels) of simple_gla_fwd_bf16 and
+# gated_delta_net_fwd_bf16 did not finish within a 60 s candidate limit, so every verdict of those
+# tasks started and lost another measurement. 300 s is EvalConfig's default candidate limit.
+MEASURE_TIMEOUT_S = 300.0
 # Unavailability reasons reach the agent's feedback; exception texts can be pages long.
 MAX_REASON_CHARS = 300
 

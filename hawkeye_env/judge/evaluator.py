@@ -188,8 +188,9 @@ class Evaluator:
             if missing:
                 plan = {"seed": seed, "iters": self.config.iters, "retries": self.config.retries,
                         "kernelbench_trials": kernelbench_protocol.TIMED_TRIALS}
+                timeout_s = max(self.config.timeout_s, baselines.MEASURE_TIMEOUT_S)
                 _, error = baselines.measure_missing(self.store, spec, shape, device, versions, missing, plan,
-                                                     self.config.timeout_s, self._memory_limit_bytes(device), lane)
+                                                     timeout_s, self._memory_limit_bytes(device), lane)
                 if error:
                     log.warning("baseline worker for %s failed; its verdicts stay unscored for speed: %s",
                                 spec.id, error[-500:])

@@ -225,6 +225,21 @@ def test_only_the_baseline_worker_is_asked_for_baselines_and_cached_ones_are_ski
     assert EvalConfig().key()["vendor_baselines"] is True
 
 
+def test_the_baseline_worker_gets_at_least_its_own_time_limit_whatever_the_candidates_is(monkeypatch):
+    limits = []
+
+    def fake_measure(store_, spec, shape, device, versions, names, timing, timeout_s, memory, lane=None):
+        limits.append(timeout_s)
+        return {}, "crash: not started"
+
+    monkeypatch.setattr(baselines, "measure_missing", fake_measure)
+    for candidate_limit in (20.0, 900.0):
+        ev = Evaluator(ResultStore(":memory:"), EvalConfig(timeout_s=candidate_limit))
+        ev.ensure_baselines(VENDOR_GEMM, "cuda", VERSIONS, seed=0)
+    assert limits == [baselines.MEASURE_TIMEOUT_S, 900.0]
+    assert baselines.MEASURE_TIMEOUT_S > 20.0
+
+
 def _judge_concurrently(monkeypatch, store: ResultStore, measures: list[bool], n: int = 4) -> tuple[list, list, int]:
     """``n`` threads judge GEMM on CUDA with fake workers: baseline-only worker call ``i`` stays
     0.2 s and stores what it was asked for when ``measures[i]``; every candidate worker stays 0.1 s.
