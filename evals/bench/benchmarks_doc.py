@@ -155,7 +155,8 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.sweeps.fp8", {"driver": H200_STACK["driver"]}),
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
-    Area("best-of-n", product.best_of_n, ("search-throughput-paired-h200-2026-12-03.json",), "",
+    Area("best-of-n", product.best_of_n,
+         ("search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("grpo", product.grpo, ("grpo-h200-2026-11-30.json",)),
 )

@@ -54,7 +54,7 @@ from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, s
 from hawkeye_env.judge.lanes import make_lanes
 from hawkeye_env.judge.pool import judge_batch
 from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.judge.verdict import Stage, Verdict
 from policies.search import SearchPolicy
 
 TASKS = ("vector_add_fp32", "softmax_fp32", "rmsnorm_bf16", "gemm_bf16")
@@ -134,6 +134,7 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
         "unaccounted_s_median": statistics.median(unaccounted(v) for v in verdicts) if verdicts else None,
         "host": load.report(),
         "errors": sorted({v.error[:200] for v in verdicts if v.error})[:5],
+        "incorrect": [f"{v.task}: {v.feedback[:300]}" for v in verdicts if v.stage is Stage.INCORRECT][:5],
         "best_of_n": best_of_n(jobs, verdicts),
     }
 

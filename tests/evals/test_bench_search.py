@@ -37,6 +37,7 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     assert report["candidates"] == 2 and [p["mode"] for p in report["phases"]] == ["bwrap", "worker"]
     for phase in report["phases"]:
         assert phase["verdicts"] == 2 and phase["stages"] == {"correct": 2}, phase
+        assert phase["incorrect"] == []  # an incorrect verdict's task and feedback would be listed
         assert phase["verdicts_per_min"] > 0
         # the parts a verdict's wall holds are consecutive: their sum never exceeds it
         assert 0 <= phase["unaccounted_s_median"] < phase["verdict_wall_s_median"]
