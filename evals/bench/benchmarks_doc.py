@@ -70,10 +70,11 @@ AREAS: tuple[Area, ...] = (
          "tests/gpu/test_gpu_judge.py -k 'not expert_solution and not prefetch' (the rest of test_gpu_replay.py)",
          H200_STACK),
     Area("gpu-tests-kernelbench", judge.gpu_tests,
-         ("gpu-tests-kernelbench-h200-2026-12-02.log", "gpu-tests-kernelbench-rerun-h200-2026-12-02.log"),
-         "python -m pytest -s tests/gpu/test_gpu_kernelbench_candidates.py tests/gpu/test_gpu_kernelbench.py; "
-         "then python -m pytest -s tests/gpu/test_gpu_kernelbench.py "
-         "tests/gpu/test_gpu_kernelbench_candidates.py::test_the_scorer_reports_fast_p_for_level_1_on_the_gpu",
+         ("gpu-tests-kernelbench-h200-2026-12-03.log", "gpu-tests-kernelbench-worker-h200-2026-12-03.log",
+          "gpu-tests-kernelbench-scorer-h200-2026-12-03.log"),
+         "python -m pytest tests/gpu/test_gpu_kernelbench.py tests/gpu/test_gpu_kernelbench_candidates.py "
+         "(110 s limit); then the rest of test_gpu_kernelbench_candidates.py: -k worker; "
+         "-k 'not worker and not replay'",
          H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
@@ -156,7 +157,9 @@ AREAS: tuple[Area, ...] = (
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
     Area("best-of-n", product.best_of_n,
-         ("search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json"), "",
+         ("search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json",
+          "search-suite-1-h200-2026-12-03.json", "search-suite-2-h200-2026-12-03.json",
+          "search-suite-3-h200-2026-12-03.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("grpo", product.grpo, ("grpo-h200-2026-11-30.json",)),
 )

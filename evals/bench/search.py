@@ -133,7 +133,7 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
         "profile_median_s": profile_medians(verdicts),
         "unaccounted_s_median": statistics.median(unaccounted(v) for v in verdicts) if verdicts else None,
         "host": load.report(),
-        "errors": sorted({v.error[:200] for v in verdicts if v.error})[:5],
+        "errors": sorted({v.error.strip().splitlines()[-1][:300] for v in verdicts if v.error.strip()})[:5],
         "incorrect": [f"{v.task}: {v.feedback[:300]}" for v in verdicts if v.stage is Stage.INCORRECT][:5],
         "best_of_n": best_of_n(jobs, verdicts),
     }

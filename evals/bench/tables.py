@@ -74,6 +74,10 @@ def gpu_tests(files: list[Loaded]) -> list[str]:
         counts, seconds = summary[-1] if summary else ("no summary line", "-")
         failed = re.findall(r"^FAILED (\S+)", text, re.M)
         rows.append([f"`{f.path}`", counts, seconds, "<br>".join(f"`{t}`" for t in failed) or "-"])
+        if re.search(r"\bpytest rc=(124|137)$", text, re.M):
+            last = re.findall(r"^(\S+::\S+) (?:PASSED|FAILED|ERROR)", text, re.M)
+            notes.append(f"`{f.path}`: the run hit its time limit" + (f" after `{last[-1]}`" if last else "")
+                         + "; the tests after it did not finish in this log.")
         if "stopping after" in text:
             notes.append(f"`{f.path}`: the run stopped at its first failure (`-x`); the tests after it did not run.")
     return md_table(["log", "outcome", "seconds", "failed"], rows) + ([""] + notes if notes else [])

@@ -69,3 +69,22 @@ def test_a_bad_phase_is_refused(bad):
 def test_a_phase_names_its_mode_its_workers_and_its_cuda_schedule():
     assert bench_search.parse_phase("bwrap:8") == ("bwrap", 8, None)
     assert bench_search.parse_phase("off+yield:4") == ("off", 4, "yield")
+
+
+def test_a_phase_lists_its_incorrect_verdicts_and_each_errors_last_line(tmp_path):
+    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.tasks.registry import get_task, solution_source
+
+    good = solution_source(get_task("vector_add_fp32"))
+    wrong = good.replace("tl.load(b_ptr", "-tl.load(b_ptr")
+    raising = good.replace("-> torch.Tensor:", "-> torch.Tensor:\n        raise ValueError('no such tile')", 1)
+    assert raising != good and wrong != good
+    evaluator = Evaluator(ResultStore(str(tmp_path / "s.sqlite3")), EvalConfig(timeout_s=20.0))
+    jobs = [("vector_add_fp32", good), ("vector_add_fp32", wrong), ("vector_add_fp32", raising)]
+    phase = bench_search.run_phase(evaluator, jobs, "cpu", "worker", 2)
+    assert phase["stages"] == {"correct": 1, "incorrect": 1, "runtime_error": 1}, phase
+    assert len(phase["incorrect"]) == 1 and phase["incorrect"][0].startswith("vector_add_fp32: ")
+    assert "does not match" in phase["incorrect"][0]
+    # the exception's own line, not the traceback's first: what went wrong is readable in the report
+    assert any("ValueError: no such tile" in e for e in phase["errors"]), phase["errors"]

@@ -185,3 +185,35 @@ def test_a_search_batch_report_renders_as_best_of_n_from_its_sandboxed_phase():
     text = "\n".join(best_of_n([Loaded("search.json", report)]))
     assert "k = 1, 2 |" in text  # the header names only the k the curves reach
     assert "| gemm_bf16 | 2 | 0.50 | 0.80, 1.10 | 1.10x | cublas 0.95x |" in text
+
+
+def test_best_of_n_over_several_files_adds_a_line_over_every_task():
+    from evals.bench.tables import Loaded
+    from evals.bench.tables_product import best_of_n
+
+    def report(tasks):
+        overall = {"candidates": 2, "compile_rate": 1.0, "correct_rate": 1.0, "violation_rate": 0.0,
+                   "geomean_best_speedup": {}}
+        return {"phases": [{"mode": "bwrap", "best_of_n": {"tasks": tasks, "overall": overall}}]}
+
+    a = {"gemm_bf16": {"candidates": 4, "correct_rate": 1.0, "best_of_k_speedup": [0.5, 0.8, 0.9, 2.0],
+                       "best_speedup": {"best": 2.0}}}
+    b = {"gla_fwd_bf16": {"candidates": 2, "correct_rate": 0.5, "best_of_k_speedup": [0.25, 0.5],
+                          "best_speedup": {"best": 0.5}},
+         "softmax_fp32": {"candidates": 2, "correct_rate": 0.0, "best_of_k_speedup": [], "best_speedup": {}}}
+    text = "\n".join(best_of_n([Loaded("a.json", report(a)), Loaded("b.json", report(b))]))
+    assert "`b.json` (gla_fwd_bf16, softmax_fp32):" in text
+    # k up to the shortest solved curve (2); an unsolved task counts 0: (0.5 + 0.25 + 0) / 3, (0.8 + 0.5) / 3
+    assert "All 3 tasks: best-of-k speedup over each task's fastest baseline, averaged over the tasks, k = 1, 2: " \
+           "0.25, 0.43; the best candidate's geomean 1.00x over 2 solved tasks; more than 1.03x the fastest baseline " \
+           "on 1 (gemm_bf16)." in text
+
+
+def test_a_gpu_test_log_cut_by_its_time_limit_says_so():
+    from evals.bench.tables import Loaded, gpu_tests
+
+    log = "t.py::test_a PASSED [ 50%]\nt.py::test_b pytest rc=124\n"
+    lines = gpu_tests([Loaded("x.log", log)])
+    assert "| `x.log` | no summary line | - | - |" in lines
+    assert "`x.log`: the run hit its time limit after `t.py::test_a`; the tests after it did not finish in this " \
+           "log." in lines
