@@ -29,6 +29,7 @@ Design:
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -44,6 +45,7 @@ INSTALL_HINT = "the Ray backend needs ray: pip install 'hawkeye-env[ray]'"
 # A restarting actor imports torch and builds its Evaluator before it answers; 120 s covers a cold
 # start on a loaded node with room to spare.
 PING_TIMEOUT_S = 120.0
+PING_RETRY_S = 0.5  # between pings of a restarting actor
 
 
 def import_ray():
@@ -207,12 +209,26 @@ class RayEvaluator:
         return None
 
     def _answers(self, actor) -> bool:
-        for _ in range(2):  # a dying actor fails the first ping; once restarted it answers the second
+        """Whether ``actor`` answers a ping within ``PING_TIMEOUT_S``. A restarting actor is asked
+        again until then (Ray answers ``ActorUnavailableError`` while it restarts: on a loaded
+        2-core machine two pings 2 s apart both found it restarting); a dying actor fails the
+        first ping and, once restarted, answers a later one; an actor found dead twice is dead."""
+        errors = self.ray.exceptions
+        unavailable = getattr(errors, "ActorUnavailableError", ())
+        deadline = time.monotonic() + PING_TIMEOUT_S
+        deaths = 0
+        while (left := deadline - time.monotonic()) > 0:
             try:
-                self.ray.get(actor.pid.remote(), timeout=PING_TIMEOUT_S)
+                self.ray.get(actor.pid.remote(), timeout=left)
                 return True
-            except (self.ray.exceptions.RayActorError, self.ray.exceptions.GetTimeoutError):
-                continue
+            except errors.GetTimeoutError:
+                return False
+            except unavailable:
+                time.sleep(PING_RETRY_S)
+            except errors.RayActorError:
+                deaths += 1
+                if deaths == 2:
+                    return False
         return False
 
     def _collect(self, ref) -> tuple[Verdict | None, str]:
