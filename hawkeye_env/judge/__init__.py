@@ -26,7 +26,8 @@ another side's modules):
   ``store``, the parent half of ``baselines`` (``measure_missing``, the store), ``backends`` and
   ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
-  ``worker``, ``guards``, ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
+  ``worker``, ``guards`` (with ``poison``: a strided allocation's whole storage poisoned),
+  ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
   ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend``, ``interpreter_bounds`` (CPU: a
   kernel's memory accesses within its launch's tensors). What it reports is data the parent
   validates; nothing it computes is trusted except, on CPU, the outputs themselves (the

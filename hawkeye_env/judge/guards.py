@@ -1,7 +1,8 @@
 """Run-time guards installed in the worker before any candidate code is imported.
 
 - ``OpRecorder``: a ``TorchDispatchMode`` that records every aten op the candidate's forward
-  dispatches, so torch fallbacks (REWARD_HACKS #8) show up whatever spelling reached them.
+  dispatches, so torch fallbacks (REWARD_HACKS #8) show up whatever spelling reached them, and
+  poisons a strided allocation's whole storage (``poison.py``; #1, #16).
 - ``LaunchCounter``: wraps Triton's launch entry points (``JITFunction.run`` on GPU,
   ``InterpretedFunction.run`` under the interpreter) and counts launches by kernel module, so
   decoy kernels that are never launched are caught (#9). Under the interpreter a launch itself
@@ -32,6 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from hawkeye_env.judge.dispatch_mode import JudgeDispatchMode
 from hawkeye_env.judge.launch_values import kernel_defaults, launch_value, raw_grid
+from hawkeye_env.judge.poison import STRIDED_ALLOCATIONS, poison_storage
 
 INTERPRETER_LAUNCH_OPS = frozenset({"set_", "copy_", "new_empty", "empty"})
 
@@ -48,7 +50,10 @@ class OpRecorder(JudgeDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
         (self.launch_ops if self.in_launch else self.ops)[name] += 1
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if name in STRIDED_ALLOCATIONS and isinstance(out, torch.Tensor):
+            poison_storage(out)  # the gaps between a strided view's elements too
+        return out
 
     def disallowed(self, allowed: frozenset[str], device: str) -> dict[str, int]:
         """Ops outside ``allowed`` (and, on CPU, outside the interpreter's launch bookkeeping)."""
