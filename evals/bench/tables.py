@@ -73,8 +73,12 @@ def gpu_tests(files: list[Loaded]) -> list[str]:
         summary = _SUMMARY_RE.findall(text) or re.findall(r"^(\d+ \w+(?:, \d+ \w+)*) in ([\d.]+)s", text, re.M)
         counts, seconds = summary[-1] if summary else ("no summary line", "-")
         failed = re.findall(r"^FAILED (\S+)", text, re.M)
+        cut = re.search(r"\bpytest rc=(124|137)$", text, re.M)
+        if cut and not summary:
+            passed = re.findall(r"^\S+::\S+ PASSED", text, re.M)
+            counts = f"{len(passed)} passed before its time limit"
         rows.append([f"`{f.path}`", counts, seconds, "<br>".join(f"`{t}`" for t in failed) or "-"])
-        if re.search(r"\bpytest rc=(124|137)$", text, re.M):
+        if cut:
             last = re.findall(r"^(\S+::\S+) (?:PASSED|FAILED|ERROR)", text, re.M)
             notes.append(f"`{f.path}`: the run hit its time limit" + (f" after `{last[-1]}`" if last else "")
                          + "; the tests after it did not finish in this log.")

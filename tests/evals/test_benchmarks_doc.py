@@ -214,6 +214,6 @@ def test_a_gpu_test_log_cut_by_its_time_limit_says_so():
 
     log = "t.py::test_a PASSED [ 50%]\nt.py::test_b pytest rc=124\n"
     lines = gpu_tests([Loaded("x.log", log)])
-    assert "| `x.log` | no summary line | - | - |" in lines
+    assert "| `x.log` | 1 passed before its time limit | - | - |" in lines
     assert "`x.log`: the run hit its time limit after `t.py::test_a`; the tests after it did not finish in this " \
            "log." in lines
