@@ -49,3 +49,16 @@ def test_nothing_is_poisoned_outside_candidate_calls():
     x = torch.zeros(8)
     poison_storage(x)  # deterministic algorithms are off: the judge's own tensors are left alone
     assert (x == 0).all()
+
+
+def test_the_poisoning_is_neither_the_candidates_op_nor_a_step_of_its_plan(poisoning):
+    """The worker records a CUDA forward's plan under both modes (``worker._call_candidate``: the op
+    recorder entered first): the fill runs inside the recorder's own dispatch, seen by neither."""
+    from hawkeye_env.judge.plan_recorder import PlanRecorder
+
+    plan = PlanRecorder([torch.randn(4)], {}, device="cpu")
+    with OpRecorder() as rec, plan:
+        x = torch.empty_strided((2, 2), (4, 1))
+    assert torch.isnan(_whole_storage(x)).all()
+    assert set(rec.ops) <= {"empty_strided", "detach"} and rec.ops["empty_strided"] == 1, rec.ops
+    assert [s.get("op") for s in plan.steps if s.get("op") != "aten::detach"] == ["aten::empty_strided"]
