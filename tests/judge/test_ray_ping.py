@@ -10,11 +10,11 @@ from hawkeye_env.judge import ray_backend
 from hawkeye_env.judge.ray_backend import RayEvaluator
 
 
-class _Unavailable(Exception):
+class _ActorError(Exception):
     pass
 
 
-class _ActorError(Exception):
+class _Unavailable(_ActorError):  # as in Ray: ActorUnavailableError is a RayActorError
     pass
 
 
