@@ -76,6 +76,8 @@ AREAS: tuple[Area, ...] = (
          "(110 s limit); then the rest of test_gpu_kernelbench_candidates.py: -k worker; "
          "-k 'not worker and not replay'",
          H200_STACK),
+    Area("gpu-tests-gluon", judge.gpu_tests, ("gpu-tests-gluon-replay-h200-2026-12-03.log",),
+         "python -m pytest tests/gpu/test_gpu_replay.py -k 'gluon or expert_verdicts'", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
@@ -108,7 +110,8 @@ AREAS: tuple[Area, ...] = (
          "HAWKEYE_SANDBOX=off, then bwrap: python -m evals.bench.judge --device cpu --repeats 5 "
          "--tasks softmax_fp32 gemm_bf16"),
     Area("suite", judge.suite, ("tasks-family-h200-2026-12-02.json", "tasks-suite-a-h200-2026-12-02.json",
-                                "tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json"), "",
+                                "tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json",
+                                "tasks-fp8-gluon-h200-2026-12-03.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("suite-runs", judge.suite_across_runs,
          ("tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json"), "",
@@ -124,17 +127,22 @@ AREAS: tuple[Area, ...] = (
          "one call of each FP4 unit's solution and naive kernels at M=32, N=K=8192: CUDA events around the "
          "call, a CUDA-graph replay, torch.profiler kernel times and the host enqueue", H200_STACK),
     Area("vendor-profile", kerneldev.ncu_kernels,
-         ("ncu-vendor-h200-2026-12-01.txt", "ncu-vendor-decode-h200-2026-12-01.txt"),
+         ("ncu-vendor-h200-2026-12-01.txt", "ncu-vendor-decode-h200-2026-12-01.txt",
+          "ncu-fp8-gluon-h200-2026-12-03.txt"),
          "ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel --section "
          "SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy --section "
          "LaunchStats --section MemoryWorkloadAnalysis python -m evals.kerneldev.vendor_profile "
          "linear_prefill_bf16:cublas attention_causal_bf16:sdpa_cudnn fp8_gemm_per_tensor:scaled_mm; then "
-         "linear_prefill_bf16:cublas attention_decode_bf16:sdpa_flash with SpeedOfLight and LaunchStats",
+         "linear_prefill_bf16:cublas attention_decode_bf16:sdpa_flash with SpeedOfLight and LaunchStats; then "
+         "(2026-12-03, the Gluon FP8 experts) the first sections and the gmma pipe metrics for "
+         "fp8_gemm_per_tensor:scaled_mm fp8_gemm_per_row:scaled_mm",
          H200_STACK),
     Area("units", kerneldev.units, ("units-h200-2026-11-30.json", "units-warp-specialization-h200-2026-11-30.json",
                                     "units-mxfp4-h200-2026-12-01.json"), UNITS_CMD),
     Area("units-gluon", kerneldev.gluon_units, ("units-gluon-h200-2026-12-01.json",),
          "python -m evals.kerneldev.gluon_units_check --quick --no-harness"),
+    Area("units-gluon-fp8", kerneldev.gluon_units, ("units-gluon-fp8-h200-2026-12-03.json",),
+         "python -m evals.kerneldev.gluon_units_check --units ws_fp8_gemm --quick --no-harness"),
     Area("sweep-gemm", kerneldev.sweep, ("gemm-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.gemm", {"driver": H200_STACK["driver"]}),
     Area("sweep-small-m", kerneldev.sweep, ("small-m-gemm-sweep-h200-2026-11-30.jsonl",),
@@ -154,6 +162,10 @@ AREAS: tuple[Area, ...] = (
                                                      "python": H200_STACK["python"]}),
     Area("sweep-fp8", kerneldev.sweep, ("fp8-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp8", {"driver": H200_STACK["driver"]}),
+    Area("sweep-ws-fp8", kerneldev.sweep,
+         ("ws-fp8-sweep-h200-2026-12-03.jsonl", "ws-fp8-sweep-pingpong-h200-2026-12-03.jsonl"),
+         "python -m evals.kerneldev.sweeps.ws_fp8 --budget-s 200 --rounds 3 (the second file: the same with a "
+         "ping-pong configuration, which failed to launch)", H200_STACK),
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
     Area("best-of-n", product.best_of_n,

@@ -13,7 +13,7 @@ compile errors are printed in full and kept in the JSON):
    included where the kernel masks (GEMMs: any M, N and K multiples of 8 or 16; attention needs
    S % 128 == 0 and D in {64, 128}, so its odd cases are odd head counts and GQA groups), outputs
    NaN-poisoned, against the float64 reference with the judge's ``compare`` (the tolerance of the
-   unit harness, calibrated by the vendor result in native precision); FP8 also on all-positive
+   unit harness, calibrated by the vendor result in native precision); FP8 also with per-row scales and on all-positive
    inputs, where accumulating in the tensor core without promotion is known to drift;
 3. ``timing``: solution, every configuration, the unit's naive (Triton-language twin) and the vendor
    (``torch.matmul``; ``torch._scaled_mm`` with and without fast accumulation; SDPA with the cuDNN
@@ -220,7 +220,17 @@ def fp8_gemm(quick: bool) -> dict:
             for cname, cfg in configs.items():
                 checked(res["correctness"], f"{cname} {m}x{n}x{k} {'positive' if positive else 'normal'}",
                         lambda: kernel.fp8_gemm_per_tensor(a, b, sa, sb, cfg), ref64, native, BF16)
-            del ref64
+            # Per-row scales (a scale per row of a, per column of b), the solution's configuration.
+            ra, rb = torch.rand(m, device="cuda") / FP8_MAX, torch.rand(n, device="cuda") / FP8_MAX
+            rows64 = (a.double() @ b.double()) * ra.double()[:, None] * rb.double()[None, :]
+            try:
+                rows_native = torch._scaled_mm(a, b.t().contiguous().t(), ra[:, None], rb[None, :],
+                                               out_dtype=torch.bfloat16)
+            except RuntimeError:
+                rows_native = None
+            checked(res["correctness"], f"per_row {m}x{n}x{k} {'positive' if positive else 'normal'}",
+                    lambda: kernel.fp8_gemm_per_row(a, b, ra, rb), rows64, rows_native, BF16)
+            del ref64, rows64
     for m, n, k in [(8192, 8192, 8192), (4096, 4096, 4096)]:
         a, b, sa, sb = quantized(m, n, k, False)
         b_kmajor = b.t().contiguous().t()  # what _scaled_mm needs; the Gluon wrapper reads it without a copy

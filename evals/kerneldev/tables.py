@@ -16,7 +16,8 @@ judge, suite and product ones are in ``evals.bench.tables``, with ``Loaded`` and
   inside the events and hidden.
 * ``launch_diag``: one call of a unit's solution and naive kernels, timed four ways.
 * ``ncu_kernels``: Nsight Compute's text report of ``python -m evals.kerneldev.vendor_profile``;
-  a kernel profiled in a later file replaces an earlier one's.
+  the kernels of a task's runner (``task:owner``) profiled in a later file replace every kernel an
+  earlier file has for it (a rebuilt expert's new kernel replaces its old one).
 """
 
 from __future__ import annotations
@@ -231,7 +232,10 @@ def ncu_kernels(files: list[Loaded]) -> list[str]:
     """Per profiled kernel: duration, SM throughput, launch shape, shared memory and registers."""
     kernels: dict[str, tuple[str, dict]] = {}
     for f in files:
-        kernels.update({key: (f.path, k) for key, k in _ncu_kernels(f.data).items()})
+        found = _ncu_kernels(f.data)
+        runners = {(k["task"], k["owner"]) for k in found.values()}
+        kernels = {key: v for key, v in kernels.items() if (v[1]["task"], v[1]["owner"]) not in runners}
+        kernels.update({key: (f.path, k) for key, k in found.items()})
     rows = []
     for _, (path, k) in sorted(kernels.items(), key=lambda kv: (kv[1][1]["task"], kv[1][1]["owner"] != "expert")):
         name = k["kernel"] if len(k["kernel"]) <= 60 else k["kernel"][:57] + "..."

@@ -12,6 +12,7 @@ from units.ws_persistent_gemm.kernel import (
     CONFIGS,
     CONSUMER_REGS,
     MAXNREG,
+    NO_SCALES,
     PRODUCER_REGS,
     SOLUTION,
     WsGemmConfig,
@@ -21,9 +22,10 @@ from units.ws_persistent_gemm.kernel import (
 )
 
 
-def compile_case(config: WsGemmConfig, in_dtype: str = "bf16", b_k_major: bool = False, scaled: bool = False,
+def compile_case(config: WsGemmConfig, in_dtype: str = "bf16", b_k_major: bool = False, scaled: int = NO_SCALES,
                  prefix: str = "") -> CompileCase:
-    """The ``CompileCase`` of ``ws_gemm_kernel`` in ``config`` (``units.gluon_compile``)."""
+    """The ``CompileCase`` of ``ws_gemm_kernel`` in ``config`` (``units.gluon_compile``); ``scaled``
+    is the epilogue's scale mode (``kernel.NO_SCALES``, ``TENSOR_SCALES`` or ``ROW_SCALES``)."""
     gl_in = {"bf16": gl.bfloat16, "fp8e4nv": gl.float8e4nv}[in_dtype]
     a_block, b_block, c_block = descriptor_shapes(config, b_k_major)
     constexprs = dict(SCHEDULE=config.schedule, ROWS=config.consumer_m, BLOCK_M=config.block_m, BLOCK_N=config.block_n,

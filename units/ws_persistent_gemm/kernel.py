@@ -29,8 +29,8 @@ Inputs ``a [M, K]`` and ``b [K, N]`` are bfloat16 with a contiguous last dimensi
 ``b``, read in place) and 16-byte aligned base and row stride (``K % 8 == N % 8 == 0`` for
 contiguous tensors); any M, N, K otherwise: TMA zero-fills out-of-bounds loads and clips
 stores. The output is a contiguous bfloat16 ``[M, N]`` tensor accumulated in float32.
-``units.ws_fp8_gemm`` runs the same kernel with fp8 operands (``B_K_MAJOR``) and per-tensor
-scales applied in the epilogue (``SCALED``).
+``units.ws_fp8_gemm`` runs the same kernel with fp8 operands (``B_K_MAJOR``) and per-tensor or
+per-row scales applied in the epilogue (``SCALED``: ``NO_SCALES``, ``TENSOR_SCALES``, ``ROW_SCALES``).
 
 Example::
 
@@ -60,6 +60,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from units.gluon_compat import tma_load, tma_store
 
 COOPERATIVE, PINGPONG = 0, 1
+# Epilogue scales (``SCALED``): none; one float32 each for A and B; ``scale_a [M]`` and ``scale_b [N]``.
+NO_SCALES, TENSOR_SCALES, ROW_SCALES = 0, 1, 2
 CONSUMERS = 2  # consumer warpgroups: the default partition and one worker partition
 PRODUCER_WARPS = 1
 # setmaxnreg budget for 3 warpgroups at maxnreg=168 (65536 registers / 384 threads = 170, rounded
@@ -181,7 +183,7 @@ def _consumer(a_bufs, b_bufs, ready, empty, c_desc, c_smem, scale_a_ptr, scale_b
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 256 // a_bufs.dtype.primitive_bitwidth])
     num_tiles = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
     k_steps = gl.cdiv(K, BLOCK_K)
-    if SCALED:
+    if SCALED == 1:
         scale = gl.load(scale_a_ptr) * gl.load(scale_b_ptr)
     if SCHEDULE == 0:
         first_tile = gl.program_id(0)
@@ -234,8 +236,17 @@ def _consumer(a_bufs, b_bufs, ready, empty, c_desc, c_smem, scale_a_ptr, scale_b
         if SCHEDULE == 1:
             step += k_steps  # skip the other consumer's tile in the ring
 
-        if SCALED:
+        if SCALED == 1:
             acc = acc * scale
+        elif SCALED == 2:
+            # Per-row scales: scale_a of this warpgroup's rows, scale_b of the tile's columns, loaded
+            # straight into the accumulator's row and column slices (out-of-range ones read as 0;
+            # TMA clips their stores).
+            rows = off_m + row_in_tile + gl.arange(0, ROWS, layout=gl.SliceLayout(1, mma_layout))
+            cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, mma_layout))
+            sa = gl.load(scale_a_ptr + rows, mask=rows < M, other=0.0)
+            sb = gl.load(scale_b_ptr + cols, mask=cols < N, other=0.0)
+            acc = acc * gl.expand_dims(sa, 1) * gl.expand_dims(sb, 0)
         parts = _split_columns(acc.to(c_desc.dtype), BLOCK_N // EPI_N)  # [ROWS, EPI_N] each
         for j in gl.static_range(len(parts)):
             tma.store_wait(0)  # the previous store out of c_smem has read it
@@ -299,8 +310,11 @@ def check_tma(name: str, t: torch.Tensor) -> None:
 
 
 def launch(a: torch.Tensor, b_view: torch.Tensor, out_dtype: torch.dtype, config: WsGemmConfig,
-           b_k_major: bool, scales: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-    """Run ``ws_gemm_kernel``: ``b_view`` is ``[K, N]``, or ``[N, K]`` when ``b_k_major``."""
+           b_k_major: bool, scales: tuple[torch.Tensor, torch.Tensor] | None = None,
+           scale_mode: int = TENSOR_SCALES) -> torch.Tensor:
+    """Run ``ws_gemm_kernel``: ``b_view`` is ``[K, N]``, or ``[N, K]`` when ``b_k_major``; ``scales``
+    are contiguous float32 tensors read as ``scale_mode`` says (``TENSOR_SCALES``: one element
+    each; ``ROW_SCALES``: ``[M]`` and ``[N]``)."""
     m, k = a.shape
     n = b_view.shape[0] if b_k_major else b_view.shape[1]
     c = torch.empty((m, n), dtype=out_dtype, device=a.device)
@@ -319,19 +333,22 @@ def launch(a: torch.Tensor, b_view: torch.Tensor, out_dtype: torch.dtype, config
     ws_gemm_kernel[(programs,)](
         a_desc, b_desc, c_desc, sa, sb, m, n, k,
         config.schedule, config.consumer_m, config.block_m, config.block_n, config.block_k, config.group_m,
-        config.num_stages, b_k_major, scales is not None, c_block[1], config.promote_every, PRODUCER_REGS,
+        config.num_stages, b_k_major, scale_mode if scales is not None else NO_SCALES, c_block[1],
+        config.promote_every, PRODUCER_REGS,
         CONSUMER_REGS, num_warps=4, maxnreg=MAXNREG)
     return c
 
 
-def _check_operands(a: torch.Tensor, b: torch.Tensor) -> None:
+def check_operands(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype = torch.bfloat16,
+                   cpu_twin: str = "units.ws_persistent_gemm.naive") -> None:
+    """Raise unless ``a [M, K]`` and ``b [K, N]`` are ``dtype`` tensors on a GPU (``cpu_twin``
+    names the module to use on the CPU)."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
-    if a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16:
-        raise TypeError(f"expected bfloat16 inputs, got {a.dtype} and {b.dtype}")
+    if a.dtype != dtype or b.dtype != dtype:
+        raise TypeError(f"expected {dtype} inputs, got {a.dtype} and {b.dtype}")
     if a.device.type != "cuda":
-        raise RuntimeError("the Gluon kernel needs a Hopper GPU (no interpreter); on CPU use "
-                           "units.ws_persistent_gemm.naive")
+        raise RuntimeError(f"the Gluon kernel needs a Hopper GPU (no interpreter); on CPU use {cpu_twin}")
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, config: WsGemmConfig | None = None) -> torch.Tensor:
@@ -341,7 +358,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, config: WsGemmConfig | None = None)
     K-major ``b`` (``w.t()`` of a contiguous ``[N, K]`` weight, as ``nn.Linear`` stores it) is read
     in place; any other ``b`` needs a contiguous last dimension.
     """
-    _check_operands(a, b)
+    check_operands(a, b)
     if b.stride(0) == 1 and b.t().is_contiguous() and b.shape[1] > 1:
         # K-major b (``w.t()`` of a contiguous [N, K] weight): [BN, BK] boxes of w, a permuted view
         # for wgmma, no copy.
