@@ -43,6 +43,10 @@ app.add_typer(train_app, name="train")
 app.add_typer(kernelbench_app, name="kernelbench")
 app.command("baselines")(baselines_command)
 console = Console()
+# `hawkeye eval`'s samples per task. On the CPU interpreter a verdict checks correctness only (reward
+# 0.2 for every correct kernel), so samples beyond two add CPU time and little signal: the default
+# run over all 28 tasks took 245 s at 4 samples on a 2-core machine.
+GPU_SAMPLES, CPU_SAMPLES = 4, 2
 PROTOCOL_HELP = ("hawkeye, or kernelbench: also judge by KernelBench's protocol (its get_inputs, default init, "
                  "allclose 1e-2, mean time), reported in the verdict's protocols, never in the reward.")
 
@@ -297,7 +301,8 @@ def eval_(
     policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf, vllm or folder "
                                "(pre-generated solutions in --model's folder)."),
     tasks: list[str] | None = typer.Option(None, help="Task ids (repeat or comma-separate). Default: all."),
-    n: int = typer.Option(4, min=1, help="Samples (trajectories) per task."),
+    n: int | None = typer.Option(None, min=1, help="Samples (trajectories) per task (default: 4; 2 on the CPU "
+                                 "interpreter, whose verdicts check correctness only)."),
     turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
     context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
     workers: int | None = typer.Option(None, min=1, help="Candidates judged at once (default: 2 on CPU, 4 per "
@@ -340,6 +345,7 @@ def eval_(
 
     task_ids = [t for item in tasks or [] for t in item.split(",") if t]
     device = _check_eval_options(task_ids, device, backend, policy, context, wandb, split_tasks, budget_s, protocol)
+    n = n or (CPU_SAMPLES if device == "cpu" else GPU_SAMPLES)
     sampler = _make_sampler(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
     if out is None:
         out = Path("out/eval") / f"{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"

@@ -34,7 +34,9 @@ from units.index import UNITS_DIR, get_unit, list_units, resolve
 from units.spec import Unit
 
 ROLES = ("solution", "naive", "reference")
-SEEDS = (0, 1, 2)
+# Input draws per CPU shape: each is a whole interpreted run of the kernel, and the odd shapes (masked
+# tails, several blocks) carry the coverage, so two draws per shape.
+SEEDS = (0, 1)
 GPU_ITERS, GPU_RETRIES = 50, 2  # the judge's EvalConfig defaults, so unit and task timings agree
 TIMED_METRICS = {"achieved_tbps": "bytes_moved", "achieved_tflops": "flops"}
 SUBPROCESS_TIMEOUT_S = 1800

@@ -12,7 +12,7 @@ from hawkeye_env.judge.evaluator import EvalConfig, evaluate_many  # noqa: E402
 from hawkeye_env.judge.ray_backend import RayEvaluator  # noqa: E402
 from hawkeye_env.judge.store import ResultStore  # noqa: E402
 from hawkeye_env.judge.verdict import Stage  # noqa: E402
-from tests.judge.test_pool import ADD, GOOD, HANG_TIMEOUT_S, MIXED, WRONG, _summary  # noqa: E402
+from tests.judge.test_pool import ADD, CRASHES, GOOD, HANG_TIMEOUT_S, HANGS, MIXED, WRONG, _summary  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +26,13 @@ def test_ray_matches_single_evaluator_on_a_mixed_batch(local_ray):
     judge = RayEvaluator(ResultStore(":memory:"), EvalConfig(seed=0, static_checks=False, timeout_s=HANG_TIMEOUT_S),
                          num_actors=2)
     jobs = [(task, source) for task, source, _, _ in MIXED]
-    verdicts = evaluate_many(judge, jobs + jobs[:1], device="cpu")
-    expected_failures = {4: "crash", 5: "timeout"}
+    verdicts = evaluate_many(judge, jobs + jobs[1:2], device="cpu")
+    expected_failures = {CRASHES: "crash", HANGS: "timeout"}
     for i, ((task, _, stage, codes), v) in enumerate(zip(MIXED, verdicts)):
         assert _summary(v) == (stage, codes, expected_failures.get(i, "")), (task, v.feedback)
-    assert verdicts[-1] is verdicts[0]
+    assert verdicts[-1] is verdicts[1]
     assert judge.store.count() == len(jobs)
-    again = judge.evaluate(*jobs[0], device="cpu")
+    again = judge.evaluate(*jobs[1], device="cpu")
     assert again.cached and again.stage is Stage.CORRECT
     judge.shutdown()
 

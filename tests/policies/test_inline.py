@@ -45,7 +45,7 @@ def test_an_expert_without_knobs_gains_them_and_they_are_the_units():
     out = inline_unit_imports(expert)
     assert knob_sites(expert) == [] and out is not None
     names = {s.name for s in knob_sites(out)}
-    assert {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"} <= names
+    assert {"block_m", "block_n", "block_k", "num_stages"} <= names  # the Gluon unit's configurations
     assert out in task_seeds("fp8_gemm_per_tensor")
     assert "class ModelNew" in out and ast.parse(out)
 

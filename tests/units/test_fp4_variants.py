@@ -1,5 +1,5 @@
 """mxfp4_gemm and nvfp4_gemm kernel variants (keywords ``decode``, ``unpack``, ``swap_ab``, ``split_k``,
-``expand_scales``): each matches the float64 reference at the units' odd CPU shapes, 3 seeds, with
+``expand_scales``): each matches the float64 reference at the units' odd CPU shapes, 2 seeds, with
 NaN-poisoned allocations; every decode reproduces every e2m1 code at many scales exactly (an identity
 activation makes the GEMM return the decoded weight); bad keyword combinations are refused."""
 
@@ -18,7 +18,7 @@ from units.nvfp4_gemm import kernel as nv_kernel
 from units.nvfp4_gemm import reference as nv_ref
 from units.nvfp4_gemm.kernel import nvfp4_gemm
 
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 KERNELS = {"mxfp4_gemm": mxfp4_gemm, "nvfp4_gemm": nvfp4_gemm}
 # Each variant below is the base design (select decode, interleaved join, no swap, no split, one

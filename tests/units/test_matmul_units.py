@@ -1,7 +1,7 @@
 """The five matmul units run correctly under the Triton interpreter (or on CUDA when present).
 
 Every solution, naive kernel and extra callable is compared in float64 with the judge's ``compare``
-and the bf16 tolerance against the unit's PyTorch reference, at each CPU shape and three seeds,
+and the bf16 tolerance against the unit's PyTorch reference, at each CPU shape and two seeds,
 with uninitialized allocations filled with NaN so unwritten output elements fail.
 """
 
@@ -20,7 +20,7 @@ MATMUL_UNITS = (
     "grouped_tile_order", "software_pipelining", "tma_descriptors", "persistent_splitk",
     "warp_specialization",
 )
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 

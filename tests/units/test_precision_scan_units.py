@@ -1,6 +1,6 @@
 """fp8_scaled_gemm (all three scalings), mxfp4_gemm, nvfp4_gemm and chunked_scan: every solution and
 naive callable against its float64 reference at the units' CPU shapes (odd sizes, T not a multiple
-of the chunk), 3 seeds, with NaN-poisoned allocations; fp8_scaled_gemm's accumulation and load
+of the chunk), 2 seeds, with NaN-poisoned allocations; fp8_scaled_gemm's accumulation and load
 variants (normal and all-positive operands) and their keyword checks; plus round trips of the FP4
 encoders and decoders."""
 
@@ -15,7 +15,7 @@ from units.index import get_unit, resolve
 from units.mxfp4_gemm import reference as mx
 from units.nvfp4_gemm import reference as nv
 
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 FP8 = "units.fp8_scaled_gemm."
 # (unit, callables under test, reference, make_inputs) for every variant.

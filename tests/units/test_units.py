@@ -1,4 +1,4 @@
-"""Every runnable unit: callables match the reference (poisoned outputs, odd shapes, 3 seeds), the
+"""Every runnable unit: callables match the reference (poisoned outputs, odd shapes, 2 seeds), the
 package has the standard files and README sections; the spec's pass rule, the context builder, the
 harness, and the taxonomy contract (every strategy of the units issue has a unit)."""
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import torch
 
-from units.tma_descriptors.kernel import tma_ready
+from units.fp8_scaled_gemm import kernel as triton_fp8
 from units.ws_persistent_gemm.kernel import (
     COOPERATIVE,
     ROW_SCALES,
@@ -44,7 +44,9 @@ from units.ws_persistent_gemm.kernel import (
     WsGemmConfig,
     check_operands,
     launch,
+    on_hopper,
 )
+from units.ws_persistent_gemm.kernel import fits_tma as ws_fits_tma
 
 # Tiles: BLOCK_K = 128 (a 128-byte row of fp8 fills the 128-byte swizzle; the fp8 wgmma's K is 32
 # an instruction). 32 KiB a stage at 128x128x128, 48 KiB at 128x256x128. Promotion every 4 K steps:
@@ -73,12 +75,10 @@ def k_major(b: torch.Tensor) -> torch.Tensor:
 
 def fits_tma(a_fp8: torch.Tensor, b_fp8: torch.Tensor) -> bool:
     """True when ``a [M, K]``, ``b [K, N]`` and the bf16 output can back TMA descriptors: 16-byte
-    rows (``K % 16 == 0`` for fp8, ``N % 8 == 0`` for the output) and aligned bases. Callers with
-    other shapes use the Triton-language kernel (``units.fp8_scaled_gemm``), which masks."""
-    if a_fp8.ndim != 2 or b_fp8.ndim != 2 or a_fp8.shape[1] % 16 or b_fp8.shape[1] % 8 or not tma_ready(a_fp8):
-        return False
-    bt = b_fp8.t()  # read in place when K-major; any other b is copied to a contiguous [N, K] first
-    return not bt.is_contiguous() or tma_ready(bt)
+    rows (``K % 16 == 0`` for fp8, ``N % 8 == 0`` for the output) and aligned bases; a ``b`` that
+    is not K-major is copied to K-major first. Callers with other shapes use the Triton-language
+    kernel (``units.fp8_scaled_gemm``), which masks."""
+    return ws_fits_tma(a_fp8, b_fp8, copies_b=True)
 
 
 def _check(a_fp8: torch.Tensor, b_fp8: torch.Tensor) -> None:
@@ -112,3 +112,22 @@ def fp8_gemm_per_row(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Te
     scales = (scale_a.float().reshape(m).contiguous(), scale_b.float().reshape(n).contiguous())
     return launch(a_fp8, k_major(b_fp8), torch.bfloat16, config or SOLUTION, b_k_major=True, scales=scales,
                   scale_mode=ROW_SCALES)
+
+
+def per_tensor_or_twin(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Tensor,
+                       scale_b: torch.Tensor) -> torch.Tensor:
+    """``fp8_gemm_per_tensor`` on a Hopper GPU when TMA can describe the operands (``fits_tma``),
+    else ``units.fp8_scaled_gemm``'s Triton-language kernel (the CPU interpreter, odd row lengths):
+    the FP8 experts' call, one import that ``policies.inline`` can inline with this unit's knobs."""
+    if on_hopper(a_fp8) and fits_tma(a_fp8, b_fp8):
+        return fp8_gemm_per_tensor(a_fp8, b_fp8, scale_a, scale_b)
+    return triton_fp8.fp8_gemm_per_tensor(a_fp8, b_fp8, scale_a, scale_b)
+
+
+def per_row_or_twin(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Tensor,
+                    scale_b: torch.Tensor) -> torch.Tensor:
+    """``fp8_gemm_per_row`` where it can run, else ``units.fp8_scaled_gemm``'s per-row Triton
+    kernel, as ``per_tensor_or_twin``."""
+    if on_hopper(a_fp8) and fits_tma(a_fp8, b_fp8):
+        return fp8_gemm_per_row(a_fp8, b_fp8, scale_a, scale_b)
+    return triton_fp8.fp8_gemm_per_row(a_fp8, b_fp8, scale_a, scale_b)

@@ -58,6 +58,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from units.gluon_compat import tma_load, tma_store
+from units.persistent_splitk.kernel import matmul_persistent
 
 COOPERATIVE, PINGPONG = 0, 1
 # Epilogue scales (``SCALED``): none; one float32 each for A and B; ``scale_a [M]`` and ``scale_b [N]``.
@@ -300,6 +301,30 @@ def descriptor_shapes(config: WsGemmConfig, b_k_major: bool) -> tuple[list[int],
     return [config.block_m, config.block_k], b_block, [config.consumer_m, min(EPILOGUE_N, config.block_n)]
 
 
+def fits_tma(a: torch.Tensor, b: torch.Tensor, copies_b: bool = False) -> bool:
+    """True when ``a [M, K]``, ``b [K, N]`` (a K-major ``b`` read through its ``[N, K]`` transpose)
+    and the bf16 ``[M, N]`` output can back TMA descriptors (``check_tma``: contiguous rows, 16-byte
+    aligned base and row stride), so a caller can run this kernel or a pointer-based one without
+    catching an exception. ``copies_b``: a ``b`` that is not K-major is copied to a contiguous
+    ``[N, K]`` first (``units.ws_fp8_gemm``), so only its K-major rows need to fit."""
+    if a.ndim != 2 or b.ndim != 2 or (b.shape[1] * 2) % TMA_ALIGN_BYTES:
+        return False
+    bt = b.t()
+    operands = [a] + ([bt] if bt.is_contiguous() and b.shape[1] > 1 else [] if copies_b else [b])
+    try:
+        for t in operands:
+            check_tma("operand", t)
+    except ValueError:
+        return False
+    return True
+
+
+def on_hopper(t: torch.Tensor) -> bool:
+    """True when ``t`` lives on a Hopper GPU (compute capability 9.x), where this kernel's wgmma,
+    TMA and ``setmaxnreg`` exist."""
+    return t.device.type == "cuda" and torch.cuda.get_device_capability(t.device)[0] == 9
+
+
 def check_tma(name: str, t: torch.Tensor) -> None:
     """Raise unless ``t`` can back a TMA descriptor (contiguous last dim, 16-byte aligned rows)."""
     size = t.element_size()
@@ -364,3 +389,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor, config: WsGemmConfig | None = None)
         # for wgmma, no copy.
         return launch(a, b.t(), torch.bfloat16, config or SOLUTION, b_k_major=True)
     return launch(a, b, torch.bfloat16, config or SOLUTION, b_k_major=False)
+
+
+def matmul_or_twin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``matmul`` on a Hopper GPU when TMA can describe the operands (``fits_tma``), else
+    ``units.persistent_splitk``'s persistent Triton-language GEMM (any strides; the CPU
+    interpreter): the linear experts' call, one import that ``policies.inline`` can inline."""
+    if on_hopper(a) and fits_tma(a, b):
+        return matmul(a, b)
+    return matmul_persistent(a, b)
