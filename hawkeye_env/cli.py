@@ -44,8 +44,9 @@ app.add_typer(kernelbench_app, name="kernelbench")
 app.command("baselines")(baselines_command)
 console = Console()
 # `hawkeye eval`'s samples per task. On the CPU interpreter a verdict checks correctness only (reward
-# 0.2 for every correct kernel), so samples beyond two add CPU time and little signal: the default
-# run over all 28 tasks took 245 s at 4 samples on a 2-core machine.
+# 0.2 for every correct kernel) and costs about 7 CPU seconds (3.4 of them the sandboxed worker's
+# start-up): the default run over all 28 tasks at 2 samples judged 56 candidates in 270 s on a
+# 2-core machine (2026-12-03), so more samples add minutes and little signal there.
 GPU_SAMPLES, CPU_SAMPLES = 4, 2
 PROTOCOL_HELP = ("hawkeye, or kernelbench: also judge by KernelBench's protocol (its get_inputs, default init, "
                  "allclose 1e-2, mean time), reported in the verdict's protocols, never in the reward.")
