@@ -62,10 +62,9 @@ def _call(per_row: bool):
 
 
 def _triton(per_row: bool):
-    if per_row:
-        return lambda a, w, sa, sw: triton_fp8.fp8_gemm_per_row(a, w.t(), sa, sw, block_m=128, block_n=128,
-                                                                block_k=128, group_m=8, num_stages=4, num_warps=8)
-    return lambda a, w, sa, sw: triton_fp8.fp8_gemm_per_tensor(a, w.t(), sa, sw)
+    """The ``fp8_scaled_gemm`` unit's Triton kernel at its default (swept) tiles."""
+    triton = triton_fp8.fp8_gemm_per_row if per_row else triton_fp8.fp8_gemm_per_tensor
+    return lambda a, w, sa, sw: triton(a, w.t(), sa, sw)
 
 
 def sweep_shape(label: str, m: int, n: int, k: int, rounds: int, deadline: float) -> None:

@@ -1,5 +1,5 @@
-"""Expert solution for ``linear_large_bf16``: the ``ws_persistent_gemm`` unit's warp-specialized Gluon GEMM
-on a GPU, the ``persistent_splitk`` unit's persistent GEMM elsewhere.
+"""Expert solution for ``linear_large_bf16``: the ``ws_persistent_gemm`` unit's warp-specialized Gluon
+GEMM on a Hopper GPU, the ``persistent_splitk`` unit's persistent GEMM elsewhere.
 
 ``y = x @ w.t()``: ``w.t()`` of the ``[N, K]`` weight is a ``[K, N]`` view with K stride 1, which
 ``units.persistent_splitk.kernel.matmul_persistent`` takes as is (any strides; weight tiles load
@@ -11,10 +11,10 @@ N = 4096, K = 14336) it ran 1.508 ms, 0.90x ``F.linear`` (cuBLAS) and 1.21x the
 ``grouped_tile_order`` GEMM at the same tile (0.74x); BENCHMARKS.md, bf16 GEMM sweep.
 
 On a Hopper GPU, when TMA can describe ``x``, the weight and the output (16-byte rows:
-``fits_tma``), the Gluon kernel runs instead (``matmul_or_twin``): one TMA producer warp feeding two wgmma consumer
-warpgroups through an mbarrier ring, the weight's ``[N, K]`` rows read in place as K-major boxes
-(``units/ws_persistent_gemm/README.md``). Gluon has no interpreter, so the CPU runs the Triton
-kernel above.
+``fits_tma``), the Gluon kernel runs instead (``matmul_or_twin`` picks): one TMA producer warp
+feeding two wgmma consumer warpgroups through an mbarrier ring, the weight's ``[N, K]`` rows read
+in place as K-major boxes (``units/ws_persistent_gemm/README.md``). Gluon has no interpreter, so
+the CPU runs the Triton kernel above.
 """
 
 from __future__ import annotations
