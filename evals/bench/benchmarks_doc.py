@@ -80,6 +80,7 @@ AREAS: tuple[Area, ...] = (
          "python -m pytest tests/gpu/test_gpu_replay.py -k gluon", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
+    Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
     Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
          {"driver": H200_STACK["driver"]}),
