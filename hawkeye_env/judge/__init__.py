@@ -28,8 +28,9 @@ another side's modules):
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
   ``worker``, ``guards`` (with ``poison``: a strided allocation's whole storage poisoned),
   ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
-  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend``, ``interpreter_bounds`` (CPU: a
-  kernel's memory accesses within its launch's tensors). What it reports is data the parent
+  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend`` (with ``interpreter_calls``: the
+  interpreter's helper calls without re-patching), ``interpreter_bounds`` (CPU: a kernel's memory
+  accesses within its launch's tensors). What it reports is data the parent
   validates; nothing it computes is trusted except, on CPU, the outputs themselves (the
   interpreter runs kernels as Python, so a CPU verdict is a correctness filter).
 * **trusted replay** (CUDA; ``worker_entry`` -> ``replay.serve``; sandboxed, never imports

@@ -188,8 +188,12 @@ def install_bf16_interpreter_fix() -> None:
     """Patch Triton's interpreter so bf16 math is done on values, not bit patterns.
 
     Idempotent and cheap to call repeatedly; call it in the process that runs the
-    kernels, before they run.  Harmless when kernels are compiled for a GPU.
+    kernels, before they run.  Harmless when kernels are compiled for a GPU.  Also installs
+    ``interpreter_calls``' fast path for device-function calls (the same processes want it).
     """
+    from hawkeye_env.judge.interpreter_calls import install_device_call_fast_path
+
+    install_device_call_fast_path()
     _, interpreter = _interp()
     builder = interpreter.InterpreterBuilder
     for name in _FLOAT_OP_NAMES:

@@ -13,7 +13,8 @@ import json
 import subprocess
 import sys
 
-CANDIDATE_SIDE = ("worker", "guards", "poison", "plan_recorder", "cpu_backend", "interpreter_bounds")
+CANDIDATE_SIDE = ("worker", "guards", "poison", "plan_recorder", "cpu_backend", "interpreter_calls",
+                  "interpreter_bounds")
 # every started process, trusted code
 PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup")
 REPLAY_SIDE = ("replay",)
