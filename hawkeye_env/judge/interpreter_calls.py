@@ -44,8 +44,13 @@ def install_device_call_fast_path() -> None:
     if original is None or scope_type is None or getattr(original, _MARK, False):
         return
 
+    seen: dict = {}  # (fn, len(fn.__globals__)) -> the language modules among its globals
+
     def patch_lang(fn):
-        langs = [v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
+        key = (fn, len(fn.__globals__))
+        langs = seen.get(key)
+        if langs is None:
+            langs = seen[key] = [v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
         if langs and all(_swapped(lang, tl) for lang in langs):
             return scope_type()  # nothing to swap, nothing to restore
         return original(fn)
