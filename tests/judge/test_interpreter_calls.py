@@ -65,12 +65,13 @@ def test_helpers_skip_the_walk_and_compute_the_same(monkeypatch):
     calls.clear()
     install_device_call_fast_path()
     install_device_call_fast_path()  # idempotent: one wrapper
+    before = (tl.load, tlc.load, tl.tensor.__add__, tl.math.exp)
     fast = _run(x)
     assert calls == ["_helpers_kernel"], calls  # the launch patches; no helper walks again
     assert torch.equal(fast, slow)
     expected = torch.exp(sum(torch.where(x * k > 0, x * k, torch.zeros(())) for k in range(1, 9)) * 1e-3)
     torch.testing.assert_close(fast, expected)
-    assert tl.core.is_builtin(tl.load) and tl.core.is_builtin(tl.tensor.__add__)  # the launch restored it
+    assert (tl.load, tlc.load, tl.tensor.__add__, tl.math.exp) == before  # the launch restored them
 
 
 def _function_seeing(**names):
@@ -82,21 +83,31 @@ def _function_seeing(**names):
 
 def test_a_language_module_the_launch_did_not_patch_is_patched(monkeypatch):
     """With ``triton.language`` swapped and ``triton.language.core`` not, a helper that sees only
-    the first is skipped and one that also sees the second takes the full patch."""
+    the first is skipped and one that also sees the second takes the full patch. (The probes are
+    set explicitly: Triton never restores what a helper call swapped, so an earlier interpreted
+    kernel may have left ``triton.language.core`` swapped in this process.)"""
     from triton.runtime import interpreter
+
+    def builtin(*args, **kwargs):  # stands in for a Triton builtin not swapped yet
+        return None
+
+    setattr(builtin, tlc.TRITON_BUILTIN, True)
+    swapped = lambda *a, **k: None  # noqa: E731 - stands in for the interpreter's version
 
     seen = []
     monkeypatch.setattr(interpreter, "_patch_lang", lambda fn: seen.append(fn) or interpreter._LangPatchScope())
     install_device_call_fast_path()
     sees_tl, sees_core = _function_seeing(tl=tl), _function_seeing(tl=tl, core=tlc)
+    for owner, name in ((tl, "load"), (tlc, "load"), (tl.tensor, "__add__"), (tl.math, "exp")):
+        monkeypatch.setattr(owner, name, builtin, raising=False)
     interpreter._patch_lang(sees_tl)  # nothing swapped yet: patched
     assert seen == [sees_tl]
-    swapped = lambda *a, **k: None  # noqa: E731 - stand-ins for the interpreter's versions
-    monkeypatch.setattr(tl, "load", swapped, raising=False)
-    monkeypatch.setattr(tl.tensor, "__add__", swapped)
-    monkeypatch.setattr(tl.math, "exp", swapped)
-    assert tlc.is_builtin(tlc.load)  # tl.load is an attribute of its own on triton.language
+    for owner, name in ((tl, "load"), (tl.tensor, "__add__"), (tl.math, "exp")):
+        monkeypatch.setattr(owner, name, swapped, raising=False)
     interpreter._patch_lang(sees_tl)
     assert seen == [sees_tl]  # skipped
-    interpreter._patch_lang(sees_core)
+    interpreter._patch_lang(sees_core)  # triton.language.core's load is still a builtin
     assert seen == [sees_tl, sees_core]
+    monkeypatch.setattr(tlc, "load", swapped)
+    interpreter._patch_lang(sees_core)
+    assert seen == [sees_tl, sees_core]  # both swapped: skipped
