@@ -146,7 +146,7 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.gluon_units_check --units ws_fp8_gemm --quick --no-harness"),
     Area("sweep-gemm", kerneldev.sweep, ("gemm-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.gemm", {"driver": H200_STACK["driver"]}),
-    Area("sweep-small-m", kerneldev.sweep, ("small-m-gemm-sweep-h200-2026-11-30.jsonl",),
+    Area("sweep-small-m", kerneldev.sweep, ("small-m-gemm-sweep-h200-2026-12-03.jsonl",),
          "python -m evals.kerneldev.sweeps.small_m_gemm", {"driver": H200_STACK["driver"]}),
     Area("sweep-attention", kerneldev.sweep,
          ("attention-sweep-h200-2026-11-30.jsonl", "attention-causal-sweep-h200-2026-11-30.jsonl",

@@ -15,12 +15,13 @@ from units.persistent_splitk.kernel import matmul
 
 def tile_config(m: int, n: int, k: int) -> dict:
     """Tiles for the timed skinny shape M = 64, N = 4096, K = 16384 (operand-read bound), used at
-    every shape so the CPU checks run the timed configuration: the fastest of the H200 small-M
-    sweep (``evals.kerneldev.sweeps.small_m_gemm``, 2026-11-30). ``swap_ab`` computes each tile as
-    ``C^T = B^T A^T`` so 128 columns of B are the MMA's M side and the 64 rows of A its N side;
-    128x128 tiles in 4 stages, 2 K-splits: 32 x 2 = 64 programs, each with a 64-step K loop. It ran
-    0.091 ms, 0.66x cuBLAS and 1.23x the unit's 64x128x64 tiles without the swap, split by
-    ``split_k_for`` (0.111 ms in the same sweep)."""
+    every shape so the CPU checks run the timed configuration: from the H200 small-M sweep on
+    device time (``evals.kerneldev.sweeps.small_m_gemm``, 2026-12-03, twenty configurations).
+    ``swap_ab`` computes each tile as ``C^T = B^T A^T`` so 128 columns of B are the MMA's M side and
+    the 64 rows of A its N side; 128x128 tiles in 4 stages, 2 K-splits: 32 x 2 = 64 programs, each
+    with a 64-step K loop. It ran 0.048 ms, 0.96x cuBLAS, level with 4 splits (0.963x, within the
+    rounds' spread); 8 and 16 splits were slower (0.89x, 0.79x), as was the unit's plain
+    64x128 dot split by ``split_k_for`` (0.83x)."""
     return {"block_m": 64, "block_n": 128, "block_k": 128, "num_stages": 4, "num_warps": 4,
             "split_k": 2, "swap_ab": True}
 
