@@ -107,6 +107,21 @@ def test_gluon_solution_matches_reference_on_hopper(unit):
         assert verdict["ok"], f"{unit.name} {shape}: {verdict['reason']}"
 
 
+def test_bf16_fits_tma_reads_b_in_place_or_needs_its_rows_aligned():
+    """``ws_persistent_gemm.fits_tma`` on bf16: a K-major ``b = w.t()`` and a row-major ``b`` are
+    read in place, so a row-major ``b`` whose row stride is not 16-byte aligned does not fit, unless
+    the caller copies it to K-major first (``copies_b``)."""
+    from units.ws_persistent_gemm.kernel import fits_tma
+
+    a = torch.zeros(64, 64, dtype=torch.bfloat16)
+    assert fits_tma(a, torch.zeros(48, 64, dtype=torch.bfloat16).t())  # K-major, 128-byte rows
+    assert fits_tma(a, torch.zeros(64, 48, dtype=torch.bfloat16))  # row-major, 96-byte rows
+    padded = torch.zeros(64, 52, dtype=torch.bfloat16)[:, :48]  # rows 104 bytes apart
+    assert not fits_tma(a, padded)
+    assert fits_tma(a, padded, copies_b=True)
+    assert not fits_tma(a, torch.zeros(64, 44, dtype=torch.bfloat16))  # 88-byte output rows
+
+
 def test_fits_tma_sends_rows_tma_cannot_describe_to_the_triton_kernel():
     """``ws_fp8_gemm.fits_tma``: the FP8 experts launch the Gluon kernel only when TMA can describe
     ``a [M, K]``, ``b = w.t()`` and the bf16 output (16-byte rows), and the masked Triton kernel

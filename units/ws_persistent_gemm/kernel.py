@@ -310,7 +310,12 @@ def fits_tma(a: torch.Tensor, b: torch.Tensor, copies_b: bool = False) -> bool:
     if a.ndim != 2 or b.ndim != 2 or (b.shape[1] * 2) % TMA_ALIGN_BYTES:
         return False
     bt = b.t()
-    operands = [a] + ([bt] if bt.is_contiguous() and b.shape[1] > 1 else [] if copies_b else [b])
+    if bt.is_contiguous() and b.shape[1] > 1:
+        operands = [a, bt]  # a K-major b, read in place
+    elif copies_b:
+        operands = [a]  # b's contiguous K-major copy has a's row length
+    else:
+        operands = [a, b]
     try:
         for t in operands:
             check_tma("operand", t)
