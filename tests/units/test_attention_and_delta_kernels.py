@@ -141,3 +141,20 @@ def test_chunk_delta_rule(b, h, t, d, gated, seed):
     ref = chunked_delta_rule(l2norm(q.double()), l2norm(k.double()), v.double(), torch.sigmoid(beta.double()), g)
     out = chunk_delta_rule(q, k, v, beta, gate if gated else None, gate_bias=4.0)
     assert _rel(out, ref) < REL_L2["delta"]
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_chunk_delta_rule_two_pass_matches_the_fused_walk(gated):
+    """The state-then-output form (two value blocks per head, a partial last chunk) against the
+    float64 reference and the fused walk (same bf16 roundings: only summation order differs)."""
+    b, h, t, d = 2, 1, 130, 32
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (_bf16(b, h, t, d, gen=gen) for _ in range(3))
+    beta, gate = (torch.randn(b, h, t, generator=gen).to(DEVICE) for _ in range(2))
+    g = F.logsigmoid(gate.double() + 4.0) if gated else None
+    ref = chunked_delta_rule(l2norm(q.double()), l2norm(k.double()), v.double(), torch.sigmoid(beta.double()), g)
+    gate_in = gate if gated else None
+    two_pass = chunk_delta_rule(q, k, v, beta, gate_in, gate_bias=4.0, two_pass=True, block_v=16, out_block_v=32)
+    fused = chunk_delta_rule(q, k, v, beta, gate_in, gate_bias=4.0)
+    assert _rel(two_pass, ref) < REL_L2["delta"]
+    assert _rel(two_pass, fused.double()) < 1e-2 * REL_L2["delta"]

@@ -41,7 +41,7 @@ L2_EPS = tl.constexpr(1e-6)  # x / sqrt(sum(x^2) + eps), FLA's l2norm epsilon
 
 
 @triton.jit
-def _inv_norm_rows(x):
+def inv_norm_rows(x):
     """``1 / sqrt(sum(x^2) + eps)`` per row of ``x`` [R, BK], float32 [R]. Kernels keep q and k raw
     (exact bf16 MMA operands) and apply these factors to the float32 products instead."""
     x = x.to(tl.float32)
@@ -49,7 +49,7 @@ def _inv_norm_rows(x):
 
 
 @triton.jit
-def _gate_log_decay(gate, base_t, t, mask_t, bias):
+def gate_log_decay(gate, base_t, t, mask_t, bias):
     """``logsigmoid(gate + bias)`` at tokens ``t`` (0 where masked), float32."""
     y = tl.load(gate + base_t + t, mask=mask_t, other=0.0).to(tl.float32) + bias
     return tl.where(mask_t, tl.minimum(y, 0.0) - tl.log(1.0 + tl.exp(-tl.abs(y))), 0.0)
@@ -66,12 +66,12 @@ def _load_block(k, v, beta, gate, base, base_t, t0, T, D, bias, G_start,
     mask = mask_t[:, None] & (offs_k[None, :] < D)
     p = base + t[:, None] * D + offs_k[None, :]
     b_k = tl.load(k + p, mask=mask, other=0.0)  # [BC, BK]
-    b_rk = _inv_norm_rows(b_k)  # [BC]
+    b_rk = inv_norm_rows(b_k)  # [BC]
     b_v = tl.load(v + p, mask=mask, other=0.0)  # [BC, BK]
     b_beta = tl.load(beta + base_t + t, mask=mask_t, other=0.0).to(tl.float32)
     b_beta = tl.where(mask_t, 1.0 / (1.0 + tl.exp(-b_beta)), 0.0)  # [BC]
     if GATED:
-        b_G = G_start + tl.cumsum(_gate_log_decay(gate, base_t, t, mask_t, bias), axis=0)  # [BC]
+        b_G = G_start + tl.cumsum(gate_log_decay(gate, base_t, t, mask_t, bias), axis=0)  # [BC]
     else:
         b_G = tl.zeros((BC,), tl.float32)
     return b_k, b_rk, b_v, b_beta, b_G
@@ -207,7 +207,7 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
         p_v = base + t[:, None] * D + offs_v[None, :]
         b_q = tl.load(q + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
         b_k = tl.load(k + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
-        b_rq, b_rk = _inv_norm_rows(b_q), _inv_norm_rows(b_k)  # [BT]
+        b_rq, b_rk = inv_norm_rows(b_q), inv_norm_rows(b_k)  # [BT]
         b_w = tl.load(w + p_k, mask=mask_tk, other=0.0)  # [BT, BK]
         b_u = tl.load(u + p_v, mask=mask_tv, other=0.0)  # [BT, BV]
         b_Sb = b_S.to(w.dtype.element_ty)
@@ -216,7 +216,7 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
         b_Nb = b_N.to(w.dtype.element_ty)
         b_A = tl.dot(b_q, tl.trans(b_k)) * b_rq[:, None] * b_rk[None, :]  # [BT, BT] normalised q k^T
         if GATED:
-            b_g = _gate_log_decay(gate, base_t, t, mask_t, bias)  # [BT]; padded g are 0
+            b_g = gate_log_decay(gate, base_t, t, mask_t, bias)  # [BT]; padded g are 0
             b_G = tl.cumsum(b_g, axis=0)  # [BT] chunk-local cumulative log-decay
             b_G_last = tl.sum(b_g, axis=0)
             b_A = tl.where(causal, b_A * tl.exp(tl.where(causal, b_G[:, None] - b_G[None, :], 0.0)), 0.0)
@@ -233,8 +233,25 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
         b_S = tl.dot(tl.trans(b_k), b_Nk, b_S)  # [BK, BV]
 
 
+def wy_factors(k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, gate: torch.Tensor, gated: bool,
+               gate_bias: float, *, num_warps: int = NUM_WARPS) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(W, U)`` of every chunk, bfloat16 ``[B, H, T, D]`` each, from contiguous k, v (bfloat16
+    ``[B, H, T, D]``, k raw) and raw beta, gate (float32 ``[B, H, T]``; gate unused unless
+    ``gated``): ``_wy_fwd_kernel``, one program per chunk and head."""
+    b, h, t_len, d = k.shape
+    w = torch.empty_like(k)
+    u = torch.empty_like(v)
+    _wy_fwd_kernel[(triton.cdiv(t_len, BT), b * h)](
+        k, v, beta, gate, w, u, t_len, d, float(gate_bias), GATED=gated, BC=BC,
+        BK=max(16, triton.next_power_of_2(d)), num_warps=num_warps,
+    )
+    return w, u
+
+
 def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
-                     gate: torch.Tensor | None = None, gate_bias: float = 0.0) -> torch.Tensor:
+                     gate: torch.Tensor | None = None, gate_bias: float = 0.0, *, block_v: int = BV,
+                     num_warps: int = NUM_WARPS, num_stages: int = NUM_STAGES, wy_warps: int = NUM_WARPS,
+                     two_pass: bool = False, out_block_v: int = BV, out_warps: int = NUM_WARPS) -> torch.Tensor:
     """DeltaNet (``gate is None``) or Gated DeltaNet forward with in-kernel q/k L2 norm and sigmoid.
 
     Args:
@@ -243,6 +260,11 @@ def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: to
         beta: float32 ``[B, H, T]`` raw logits; the writing strength is ``sigmoid(beta)``.
         gate: float32 ``[B, H, T]`` raw gate logits or None; the log-decay is
             ``logsigmoid(gate + gate_bias)``.
+        block_v, num_warps, num_stages: value columns per program, warps and pipeline stages of the
+            chunk walk; wy_warps: the WY kernel's warps.
+        two_pass: walk the chunks with two MMAs each and compute the output in a second pass
+            parallel over chunks (``delta_rule_two_pass.py``; ``out_block_v`` and ``out_warps`` are
+            its output kernel's), instead of the fused five-MMA walk.
 
     Returns:
         bfloat16 ``[B, H, T, D]``: ``o_t = q_t S_t`` of the recurrence in the module docstring
@@ -262,18 +284,20 @@ def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: to
     q, k, v, beta = q.contiguous(), k.contiguous(), v.contiguous(), beta.contiguous()
     gated = gate is not None
     gate = gate.contiguous() if gated else beta
+    w, u = wy_factors(k, v, beta, gate, gated, gate_bias, num_warps=wy_warps)
+    if two_pass:
+        # Imported here: the two-pass module reuses this module's jit helpers.
+        from units.chunked_scan.delta_rule_two_pass import delta_two_pass
+
+        return delta_two_pass(q, k, w, u, gate, gated, gate_bias, block_t=BT, block_v=block_v,
+                              num_warps=num_warps, num_stages=num_stages, out_block_v=out_block_v,
+                              out_warps=out_warps)
+    o = torch.empty_like(v)
     b, h, t_len, d = q.shape
     bk = max(16, triton.next_power_of_2(d))
-    w = torch.empty_like(k)
-    u = torch.empty_like(v)
-    _wy_fwd_kernel[(triton.cdiv(t_len, BT), b * h)](
-        k, v, beta, gate, w, u, t_len, d, float(gate_bias), GATED=gated, BC=BC, BK=bk,
-        num_warps=NUM_WARPS,
-    )
-    o = torch.empty_like(v)
-    bv = min(BV, bk)
+    bv = min(block_v, bk)
     _delta_fwd_kernel[(triton.cdiv(d, bv), b * h)](
         q, k, w, u, gate, o, t_len, d, float(gate_bias), GATED=gated, BT=BT, BK=bk, BV=bv,
-        num_warps=NUM_WARPS, num_stages=NUM_STAGES,
+        num_warps=num_warps, num_stages=num_stages,
     )
     return o
