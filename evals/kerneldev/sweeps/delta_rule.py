@@ -105,8 +105,8 @@ def profile_kernels(label: str, name: str, fn, xs: list) -> None:
     for event in prof.events():
         if event.device_type == torch.autograd.DeviceType.CUDA:
             per_kernel[event.name[:90]] += event.device_time / PROFILE_CALLS
-    print_row(kind="profile", shape=label, cfg=name, us_per_call=dict(sorted(per_kernel.items(), key=lambda kv: -kv[1])),
-              total_us=sum(per_kernel.values()))
+    ranked = dict(sorted(per_kernel.items(), key=lambda kv: -kv[1]))
+    print_row(kind="profile", shape=label, cfg=name, us_per_call=ranked, total_us=sum(ranked.values()))
 
 
 def time_parts(label: str, xs: list) -> None:
