@@ -127,7 +127,10 @@ def sweep_shape(label: str, b: int, h: int, t: int, d: int, gated: bool, rounds:
     expected = chunked_delta_rule(l2norm(q.float()), l2norm(k.float()), v.float(), torch.sigmoid(beta), g)
     fixed, reference = fixed_runners("cuda")
     for name, fn in fixed.items():
-        profile_kernels(label, name, fn, xs)
+        try:
+            profile_kernels(label, name, fn, xs)
+        except Exception as exc:  # noqa: BLE001 - a profiler failure is a row; the timing goes on
+            print_row(kind="error", shape=label, cfg=f"profile {name}", error=f"{type(exc).__name__}: {exc}"[:400])
     time_parts(label, xs)
     tb = (4 * b * h * t * d * 2 + (2 if gated else 1) * b * h * t * 4) / 1e12
     check_then_time(label, xs, expected, fixed, CONFIGS, call, rounds=rounds, deadline=deadline, max_err=MAX_ERR,
