@@ -186,6 +186,106 @@ def _wy_fwd_kernel(k, v, beta, gate, w, u, T, D, bias,
 
 
 @triton.jit
+def _load_keys(k, beta, gate, base, base_t, t0, T, D, bias, G_start,
+               GATED: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    """Rows ``t0 .. t0 + BC`` of one chunk: raw k (bf16 [BC, BK]), its inverse norms [BC], beta
+    [BC], cumulative log-decay G [BC] (continuing from ``G_start``)."""
+    t = t0 + tl.arange(0, BC)  # [BC]
+    offs_k = tl.arange(0, BK)  # [BK]
+    mask_t = t < T
+    b_k = tl.load(k + base + t[:, None] * D + offs_k[None, :], mask=mask_t[:, None] & (offs_k[None, :] < D),
+                  other=0.0)  # [BC, BK]
+    b_beta = tl.load(beta + base_t + t, mask=mask_t, other=0.0).to(tl.float32)
+    b_beta = tl.where(mask_t, 1.0 / (1.0 + tl.exp(-b_beta)), 0.0)  # [BC]
+    if GATED:
+        b_G = G_start + tl.cumsum(gate_log_decay(gate, base_t, t, mask_t, bias), axis=0)  # [BC]
+    else:
+        b_G = tl.zeros((BC,), tl.float32)
+    return b_k, inv_norm_rows(b_k), b_beta, b_G
+
+
+@triton.jit
+def _store_inverse_row(ainv, x0, x1, x2, x3, base_a, t0, T, BC: tl.constexpr):
+    """Rows ``t0 .. t0 + BC`` of a chunk's ``(I + A)^-1`` (bf16, ``4 * BC`` columns) from its four
+    blocks ``x0 .. x3`` [BC, BC] float32."""
+    t = t0 + tl.arange(0, BC)
+    p = ainv + base_a + t[:, None] * (4 * BC) + tl.arange(0, BC)[None, :]
+    mask = (t < T)[:, None]
+    dt = ainv.dtype.element_ty
+    tl.store(p, x0.to(dt), mask=mask)
+    tl.store(p + BC, x1.to(dt), mask=mask)
+    tl.store(p + 2 * BC, x2.to(dt), mask=mask)
+    tl.store(p + 3 * BC, x3.to(dt), mask=mask)
+
+
+@triton.jit
+def _wy_inverse_kernel(k, beta, gate, ainv, T, D, bias, GATED: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr):
+    """``(I + A)^-1`` of one chunk and head, bf16 [4 * BC, 4 * BC] rows into ``ainv [B*H, T, 4 * BC]``."""
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    base = i_bh.to(tl.int64) * T * D
+    base_t = i_bh.to(tl.int64) * T
+    t0 = i_t * 4 * BC
+    k0, rk0, be0, G0 = _load_keys(k, beta, gate, base, base_t, t0, T, D, bias, 0.0, GATED, BC, BK)
+    k1, rk1, be1, G1 = _load_keys(k, beta, gate, base, base_t, t0 + BC, T, D, bias, tl.min(G0, axis=0),
+                                  GATED, BC, BK)
+    k2, rk2, be2, G2 = _load_keys(k, beta, gate, base, base_t, t0 + 2 * BC, T, D, bias, tl.min(G1, axis=0),
+                                  GATED, BC, BK)
+    k3, rk3, be3, G3 = _load_keys(k, beta, gate, base, base_t, t0 + 3 * BC, T, D, bias, tl.min(G2, axis=0),
+                                  GATED, BC, BK)
+    x00 = _unit_lower_inverse(_a_block(k0, k0, rk0, rk0, be0, G0, G0, True, BC), BC)
+    x11 = _unit_lower_inverse(_a_block(k1, k1, rk1, rk1, be1, G1, G1, True, BC), BC)
+    x22 = _unit_lower_inverse(_a_block(k2, k2, rk2, rk2, be2, G2, G2, True, BC), BC)
+    x33 = _unit_lower_inverse(_a_block(k3, k3, rk3, rk3, be3, G3, G3, True, BC), BC)
+    a10 = _a_block(k1, k0, rk1, rk0, be1, G1, G0, False, BC)
+    a20 = _a_block(k2, k0, rk2, rk0, be2, G2, G0, False, BC)
+    a21 = _a_block(k2, k1, rk2, rk1, be2, G2, G1, False, BC)
+    a30 = _a_block(k3, k0, rk3, rk0, be3, G3, G0, False, BC)
+    a31 = _a_block(k3, k1, rk3, rk1, be3, G3, G1, False, BC)
+    a32 = _a_block(k3, k2, rk3, rk2, be3, G3, G2, False, BC)
+    x10 = -_mm(x11, _mm(a10, x00))
+    x21 = -_mm(x22, _mm(a21, x11))
+    x20 = -_mm(x22, _mm(a20, x00) + _mm(a21, x10))
+    x32 = -_mm(x33, _mm(a32, x22))
+    x31 = -_mm(x33, _mm(a31, x11) + _mm(a32, x21))
+    x30 = -_mm(x33, _mm(a30, x00) + _mm(a31, x10) + _mm(a32, x20))
+    z = tl.zeros((BC, BC), tl.float32)
+    base_a = base_t * 4 * BC
+    _store_inverse_row(ainv, x00, z, z, z, base_a, t0, T, BC)
+    _store_inverse_row(ainv, x10, x11, z, z, base_a, t0 + BC, T, BC)
+    _store_inverse_row(ainv, x20, x21, x22, z, base_a, t0 + 2 * BC, T, BC)
+    _store_inverse_row(ainv, x30, x31, x32, x33, base_a, t0 + 3 * BC, T, BC)
+
+
+@triton.jit
+def _wy_apply_kernel(k, v, beta, gate, ainv, w, u, T, D, bias,
+                     GATED: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr):
+    """``W = (I + A)^-1 (beta K e^G)`` and ``U = (I + A)^-1 (beta V)`` of one chunk and head: two
+    [BT, BT] x [BT, BK] MMAs."""
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    base = i_bh.to(tl.int64) * T * D
+    base_t = i_bh.to(tl.int64) * T
+    t = i_t * BT + tl.arange(0, BT)  # [BT]
+    offs_k = tl.arange(0, BK)
+    mask_t = t < T
+    mask = mask_t[:, None] & (offs_k[None, :] < D)
+    p = base + t[:, None] * D + offs_k[None, :]
+    b_k = tl.load(k + p, mask=mask, other=0.0)  # [BT, BK] raw
+    b_beta = tl.load(beta + base_t + t, mask=mask_t, other=0.0).to(tl.float32)
+    b_beta = tl.where(mask_t, 1.0 / (1.0 + tl.exp(-b_beta)), 0.0)  # [BT]
+    b_kscale = inv_norm_rows(b_k) * b_beta
+    if GATED:
+        b_kscale = b_kscale * tl.exp(tl.cumsum(gate_log_decay(gate, base_t, t, mask_t, bias), axis=0))
+    dt = k.dtype.element_ty
+    b_a = tl.load(ainv + base_t * BT + t[:, None] * BT + tl.arange(0, BT)[None, :], mask=mask_t[:, None],
+                  other=0.0)  # [BT, BT] bf16
+    b_w = tl.dot(b_a, (b_k * b_kscale[:, None]).to(dt))
+    tl.store(w + p, b_w.to(w.dtype.element_ty), mask=mask)
+    b_v = tl.load(v + p, mask=mask, other=0.0)  # [BT, BK]
+    b_u = tl.dot(b_a, (b_v * b_beta[:, None]).to(dt))
+    tl.store(u + p, b_u.to(u.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
                       GATED: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_v, i_bh = tl.program_id(0), tl.program_id(1)
@@ -234,24 +334,35 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
 
 
 def wy_factors(k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, gate: torch.Tensor, gated: bool,
-               gate_bias: float, *, num_warps: int = NUM_WARPS) -> tuple[torch.Tensor, torch.Tensor]:
+               gate_bias: float, *, num_warps: int = NUM_WARPS, split: bool = False,
+               apply_warps: int = NUM_WARPS) -> tuple[torch.Tensor, torch.Tensor]:
     """``(W, U)`` of every chunk, bfloat16 ``[B, H, T, D]`` each, from contiguous k, v (bfloat16
     ``[B, H, T, D]``, k raw) and raw beta, gate (float32 ``[B, H, T]``; gate unused unless
-    ``gated``): ``_wy_fwd_kernel``, one program per chunk and head."""
+    ``gated``), one program per chunk and head: ``_wy_fwd_kernel``, or with ``split`` the inverse
+    ``(I + A)^-1`` (bf16 ``[B*H, T, BT]``, ``num_warps``) and then W and U as two [BT, BT] x [BT, D]
+    MMAs (``apply_warps``)."""
     b, h, t_len, d = k.shape
+    bk = max(16, triton.next_power_of_2(d))
     w = torch.empty_like(k)
     u = torch.empty_like(v)
-    _wy_fwd_kernel[(triton.cdiv(t_len, BT), b * h)](
-        k, v, beta, gate, w, u, t_len, d, float(gate_bias), GATED=gated, BC=BC,
-        BK=max(16, triton.next_power_of_2(d)), num_warps=num_warps,
-    )
+    grid = (triton.cdiv(t_len, BT), b * h)
+    if split:
+        ainv = torch.empty(b * h, t_len, BT, device=k.device, dtype=k.dtype)
+        _wy_inverse_kernel[grid](k, beta, gate, ainv, t_len, d, float(gate_bias), GATED=gated, BC=BC, BK=bk,
+                                 num_warps=num_warps)
+        _wy_apply_kernel[grid](k, v, beta, gate, ainv, w, u, t_len, d, float(gate_bias), GATED=gated, BT=BT,
+                               BK=bk, num_warps=apply_warps)
+        return w, u
+    _wy_fwd_kernel[grid](k, v, beta, gate, w, u, t_len, d, float(gate_bias), GATED=gated, BC=BC, BK=bk,
+                         num_warps=num_warps)
     return w, u
 
 
 def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
                      gate: torch.Tensor | None = None, gate_bias: float = 0.0, *, block_v: int = BV,
                      num_warps: int = NUM_WARPS, num_stages: int = NUM_STAGES, wy_warps: int = NUM_WARPS,
-                     two_pass: bool = False, out_block_v: int = BV, out_warps: int = NUM_WARPS) -> torch.Tensor:
+                     two_pass: bool = False, out_block_v: int = BV, out_warps: int = NUM_WARPS,
+                     wy_split: bool = False, apply_warps: int = NUM_WARPS) -> torch.Tensor:
     """DeltaNet (``gate is None``) or Gated DeltaNet forward with in-kernel q/k L2 norm and sigmoid.
 
     Args:
@@ -261,7 +372,8 @@ def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: to
         gate: float32 ``[B, H, T]`` raw gate logits or None; the log-decay is
             ``logsigmoid(gate + gate_bias)``.
         block_v, num_warps, num_stages: value columns per program, warps and pipeline stages of the
-            chunk walk; wy_warps: the WY kernel's warps.
+            chunk walk; wy_warps: the WY kernel's warps (``wy_split``: its inverse kernel's, and
+            ``apply_warps`` those of the kernel applying it; ``wy_factors``).
         two_pass: walk the chunks with two MMAs each and compute the output in a second pass
             parallel over chunks (``delta_rule_two_pass.py``; ``out_block_v`` and ``out_warps`` are
             its output kernel's), instead of the fused five-MMA walk.
@@ -284,7 +396,7 @@ def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: to
     q, k, v, beta = q.contiguous(), k.contiguous(), v.contiguous(), beta.contiguous()
     gated = gate is not None
     gate = gate.contiguous() if gated else beta
-    w, u = wy_factors(k, v, beta, gate, gated, gate_bias, num_warps=wy_warps)
+    w, u = wy_factors(k, v, beta, gate, gated, gate_bias, num_warps=wy_warps, split=wy_split, apply_warps=apply_warps)
     if two_pass:
         # Imported here: the two-pass module reuses this module's jit helpers.
         from units.chunked_scan.delta_rule_two_pass import delta_two_pass
