@@ -106,6 +106,24 @@ def _unit_lower_inverse(a, BC: tl.constexpr):
 
 
 @triton.jit
+def _unit_lower_inverse4(a0, a1, a2, a3, BC: tl.constexpr):
+    """``(I + a_r)^-1`` of four strictly lower-triangular ``a_r`` [BC, BC] at once: the same
+    row-wise substitution on the stacked [4, BC, BC] blocks, BC - 1 steps instead of 4 (BC - 1)."""
+    a = tl.permute(tl.reshape(tl.join(tl.join(a0, a1), tl.join(a2, a3)), (BC, BC, 4)), (2, 0, 1))  # [4, BC, BC]
+    rows = tl.arange(0, BC)
+    row_of = rows[None, :, None]  # [1, BC, 1]
+    x = tl.where(row_of == rows[None, None, :], 1.0, 0.0) + tl.zeros((4, BC, BC), tl.float32)  # identities
+    for i in range(1, BC):
+        a_i = tl.sum(tl.where(row_of == i, a, 0.0), axis=1)  # [4, BC] row i of each a, over j
+        x_i = tl.sum(a_i[:, :, None] * x, axis=1)  # [4, BC] sum_j a_ij X_j
+        x = tl.where(row_of == i, x - x_i[:, None, :], x)
+    x01, x23 = tl.split(tl.reshape(tl.permute(x, (1, 2, 0)), (BC, BC, 2, 2)))  # [BC, BC, 2] each
+    x0, x1 = tl.split(x01)
+    x2, x3 = tl.split(x23)
+    return x0, x1, x2, x3
+
+
+@triton.jit
 def _mm(a, b):
     return tl.dot(a, b, input_precision="ieee")
 
@@ -232,16 +250,18 @@ def _wy_inverse_kernel(k, beta, gate, ainv, T, D, bias, GATED: tl.constexpr, BC:
                                   GATED, BC, BK)
     k3, rk3, be3, G3 = _load_keys(k, beta, gate, base, base_t, t0 + 3 * BC, T, D, bias, tl.min(G2, axis=0),
                                   GATED, BC, BK)
-    x00 = _unit_lower_inverse(_a_block(k0, k0, rk0, rk0, be0, G0, G0, True, BC), BC)
-    x11 = _unit_lower_inverse(_a_block(k1, k1, rk1, rk1, be1, G1, G1, True, BC), BC)
-    x22 = _unit_lower_inverse(_a_block(k2, k2, rk2, rk2, be2, G2, G2, True, BC), BC)
-    x33 = _unit_lower_inverse(_a_block(k3, k3, rk3, rk3, be3, G3, G3, True, BC), BC)
+    # Every block of A first, so the keys are dead during the substitution's loop.
+    a00 = _a_block(k0, k0, rk0, rk0, be0, G0, G0, True, BC)
+    a11 = _a_block(k1, k1, rk1, rk1, be1, G1, G1, True, BC)
+    a22 = _a_block(k2, k2, rk2, rk2, be2, G2, G2, True, BC)
+    a33 = _a_block(k3, k3, rk3, rk3, be3, G3, G3, True, BC)
     a10 = _a_block(k1, k0, rk1, rk0, be1, G1, G0, False, BC)
     a20 = _a_block(k2, k0, rk2, rk0, be2, G2, G0, False, BC)
     a21 = _a_block(k2, k1, rk2, rk1, be2, G2, G1, False, BC)
     a30 = _a_block(k3, k0, rk3, rk0, be3, G3, G0, False, BC)
     a31 = _a_block(k3, k1, rk3, rk1, be3, G3, G1, False, BC)
     a32 = _a_block(k3, k2, rk3, rk2, be3, G3, G2, False, BC)
+    x00, x11, x22, x33 = _unit_lower_inverse4(a00, a11, a22, a33, BC)
     x10 = -_mm(x11, _mm(a10, x00))
     x21 = -_mm(x22, _mm(a21, x11))
     x20 = -_mm(x22, _mm(a20, x00) + _mm(a21, x10))
