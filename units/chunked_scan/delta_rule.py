@@ -34,9 +34,14 @@ import triton
 import triton.language as tl
 
 # Chunk 64 = four 16-row blocks (the MMA minimum, and FLA's solve_tril layout); BV = 64 gives
-# B*H*D/64 = 256 state programs at B=8, H=16, D=128 on 132 SMs. Not timed on a GPU yet.
+# B*H*D/64 = 256 state programs at B=8, H=16, D=128 on 132 SMs. On the H200 at that shape
+# (evals/results/delta-rule-sweep-h200-2026-12-03.jsonl) the walk at 64 columns, 4 warps and 2
+# stages was the fastest of the swept walks; the WY factors took 0.45 ms in one kernel at 4 warps
+# and 0.18 ms split, its inverse at 1 warp (0.22 ms at 2 warps, 0.35 ms at 4: the substitution's
+# [16, 16] reductions cost more across more warps), applied at 4 warps.
 BT, BC, BV = 64, 16, 64
 NUM_WARPS, NUM_STAGES = 4, 2
+WY_INVERSE_WARPS = 1
 L2_EPS = tl.constexpr(1e-6)  # x / sqrt(sum(x^2) + eps), FLA's l2norm epsilon
 
 
@@ -354,7 +359,7 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
 
 
 def wy_factors(k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, gate: torch.Tensor, gated: bool,
-               gate_bias: float, *, num_warps: int = NUM_WARPS, split: bool = False,
+               gate_bias: float, *, num_warps: int = WY_INVERSE_WARPS, split: bool = True,
                apply_warps: int = NUM_WARPS) -> tuple[torch.Tensor, torch.Tensor]:
     """``(W, U)`` of every chunk, bfloat16 ``[B, H, T, D]`` each, from contiguous k, v (bfloat16
     ``[B, H, T, D]``, k raw) and raw beta, gate (float32 ``[B, H, T]``; gate unused unless
@@ -380,9 +385,10 @@ def wy_factors(k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, gate: torch
 
 def chunk_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
                      gate: torch.Tensor | None = None, gate_bias: float = 0.0, *, block_v: int = BV,
-                     num_warps: int = NUM_WARPS, num_stages: int = NUM_STAGES, wy_warps: int = NUM_WARPS,
-                     two_pass: bool = False, out_block_v: int = BV, out_warps: int = NUM_WARPS,
-                     wy_split: bool = False, apply_warps: int = NUM_WARPS) -> torch.Tensor:
+                     num_warps: int = NUM_WARPS, num_stages: int = NUM_STAGES,
+                     wy_warps: int = WY_INVERSE_WARPS, two_pass: bool = False, out_block_v: int = BV,
+                     out_warps: int = NUM_WARPS, wy_split: bool = True,
+                     apply_warps: int = NUM_WARPS) -> torch.Tensor:
     """DeltaNet (``gate is None``) or Gated DeltaNet forward with in-kernel q/k L2 norm and sigmoid.
 
     Args:
