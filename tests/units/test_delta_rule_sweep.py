@@ -14,8 +14,7 @@ from hawkeye_env.tasks.registry import get_task
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # Warps and stages do not change what the interpreter computes: one configuration per layout.
-LAYOUTS = {(c["two_pass"], c["wy_split"], c["block_v"], c["out_block_v"] if c["two_pass"] else 0): c
-           for c in sweep.CONFIGS}
+LAYOUTS = {(c["two_pass"], c["block_v"], c["out_block_v"] if c["two_pass"] else 0): c for c in sweep.CONFIGS}
 
 
 def test_shapes_are_the_tasks_gpu_shapes():

@@ -1,8 +1,8 @@
 """Two-pass (gated) delta rule forward: a state walk that stores every chunk's state, then an output
 pass parallel over chunks (FLA's ``chunk_gated_delta_rule_fwd_h`` + ``chunk_fwd_o`` split).
 
-Same recurrence and chunked form as ``delta_rule.py`` (read its docstring first); the WY kernel
-there builds ``W`` and ``U``. The fused walk of ``delta_rule.py`` runs five MMAs per chunk in
+Same recurrence and chunked form as ``delta_rule.py`` (read its docstring first); the WY kernels of
+``delta_rule_wy.py`` build ``W`` and ``U``. The fused walk of ``delta_rule.py`` runs five MMAs per chunk in
 ``cdiv(D, BV) * B * H`` programs. Here:
 
 - ``_delta_states_kernel`` (one program per value block and head) walks the chunks with two MMAs
@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from units.chunked_scan.delta_rule import gate_log_decay, inv_norm_rows
+from units.chunked_scan.delta_rule_wy import gate_log_decay, inv_norm_rows
 
 
 @triton.jit

@@ -5,10 +5,10 @@
 Run from the repository root. At the DeltaNet and Gated DeltaNet task shape (B8 H16 T2048 D128)
 it times FLA's ``chunk_delta_rule`` / ``chunk_gated_delta_rule`` (the tasks' ``fla`` baseline:
 sigmoid and logsigmoid of the raw inputs included; its absence is an ``unavailable`` row), the
-task's expert (``chunk_delta_rule`` with its defaults) and CONFIGS: the WY factors in one kernel
-or split (inverse, then its product with K and V), the fused walk and the two-pass form
-(``delta_rule_two_pass.py``) at other value blocks, warps and stages. Before that, ``part`` rows
-time the WY factors alone in each layout of ``WY_PARTS``, and ``profile`` rows give
+task's expert (``chunk_delta_rule`` with its defaults) and CONFIGS: the WY kernels' warps, the
+fused walk and the two-pass form (``delta_rule_two_pass.py``) at other value blocks, warps and
+stages. Before that, ``part`` rows time the WY factors alone at each warp pair of ``WY_PARTS``,
+and ``profile`` rows give
 every CUDA kernel's device time per call of FLA and of the expert (``torch.profiler``, ten calls),
 which says which part of each loses the time.
 
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from evals.kerneldev.sweeps.harness import check_then_time, median_ms_and_cv, print_row, sweep_main
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, fla_delta_rule, l2norm
-from units.chunked_scan import delta_rule
+from units.chunked_scan import delta_rule, delta_rule_wy
 
 # (label, B, H, T, D, gated): the delta_net_fwd_bf16 and gated_delta_net_fwd_bf16 shape.
 SHAPES = (
@@ -35,27 +35,26 @@ SHAPES = (
     ("gated_delta_net", 8, 16, 2048, 128, True),
 )
 GATE_BIAS = 4.0  # the gated task's logsigmoid offset
-KNOBS = ("two_pass", "block_v", "num_warps", "num_stages", "out_block_v", "out_warps", "wy_warps", "wy_split",
-         "apply_warps")
+KNOBS = ("two_pass", "block_v", "num_warps", "num_stages", "out_block_v", "out_warps", "wy_warps", "apply_warps")
 # Compiled for sm_90 with Triton 3.6 on a host without a GPU (D = 128; ptxas spill bytes per
-# thread, gated unless said): the expert's fused walk (64 value columns, 4 warps) 255 registers and
-# 4.8 KB of spills, 8 warps 0.9 KB, 32 columns at 8 warps 0.3 KB; the one-kernel WY 3.5 KB at 4
-# warps and 1.5 KB at 8; the split WY's inverse 0.4 KB at 2 or 4 warps (ungated 16 B), 2.3 KB at 1,
-# its apply kernel 1.9 KB at 4 warps and 0.1 KB at 8; the two-pass state walk nothing at 32 columns
-# and 8 warps, its output kernel nothing at 64 columns and 8 warps.
+# thread, gated unless said): the fused walk (64 value columns, 4 warps) 255 registers and 4.8 KB of
+# spills, 8 warps 0.9 KB, 32 columns at 8 warps 0.3 KB; the WY inverse 0.4 KB at 2 or 4 warps
+# (ungated 16 B), 2.3 KB at 1, the kernel applying it 1.9 KB at 4 warps and 0.1 KB at 8; the
+# two-pass state walk nothing at 32 columns and 8 warps, its output kernel nothing at 64 columns
+# and 8 warps.
 CONFIGS = tuple(dict(zip(KNOBS, row)) for row in (
-    (False, 64, 4, 2, 64, 4, 1, True, 4),
-    (False, 64, 4, 2, 64, 4, 2, True, 4),
-    (False, 64, 4, 2, 64, 4, 4, True, 4),
-    (False, 64, 4, 2, 64, 4, 2, True, 8),
-    (False, 64, 4, 3, 64, 4, 2, True, 4),
-    (False, 64, 4, 1, 64, 4, 2, True, 4),
-    (False, 32, 4, 2, 64, 4, 2, True, 4),
-    (True, 64, 4, 2, 64, 4, 2, True, 4),
-    (True, 32, 4, 2, 64, 4, 2, True, 4),
+    (False, 64, 4, 2, 64, 4, 1, 4),
+    (False, 64, 4, 2, 64, 4, 2, 4),
+    (False, 64, 4, 2, 64, 4, 4, 4),
+    (False, 64, 4, 2, 64, 4, 2, 8),
+    (False, 64, 4, 3, 64, 4, 2, 4),
+    (False, 64, 4, 1, 64, 4, 2, 4),
+    (False, 32, 4, 2, 64, 4, 2, 4),
+    (True, 64, 4, 2, 64, 4, 2, 4),
+    (True, 32, 4, 2, 64, 4, 2, 4),
 ))
-# The WY factors alone: (inverse or one-kernel warps, split, apply warps).
-WY_PARTS = ((4, False, 4), (1, True, 4), (2, True, 4), (4, True, 4), (2, True, 8))
+# The WY factors alone: (inverse warps, apply warps).
+WY_PARTS = ((1, 4), (2, 4), (4, 4), (2, 8))
 MAX_ERR = 1e-2  # the tasks' bf16 tolerance is near 6e-3 against float64 (delta_rule_common)
 BUDGET_S = 240.0
 PROFILE_CALLS = 10
@@ -115,13 +114,12 @@ def time_parts(label: str, xs: list) -> None:
     the timing refills)."""
     _, k, v, beta, gate = (None if x is None else x.clone() for x in xs)
     gated = gate is not None
-    for warps, split, apply_warps in WY_PARTS:
-        def wy(k, v, beta, gate, warps=warps, split=split, apply_warps=apply_warps):
-            return delta_rule.wy_factors(k, v, beta, gate if gated else beta, gated, GATE_BIAS, num_warps=warps,
-                                         split=split, apply_warps=apply_warps)
+    for warps, apply_warps in WY_PARTS:
+        def wy(k, v, beta, gate, warps=warps, apply_warps=apply_warps):
+            return delta_rule_wy.wy_factors(k, v, beta, gate if gated else beta, gated, GATE_BIAS, num_warps=warps,
+                                            apply_warps=apply_warps)
         ms, cv = median_ms_and_cv(wy, [k, v, beta, gate])
-        print_row(kind="part", shape=label, cfg={"wy_warps": warps, "wy_split": split, "apply_warps": apply_warps},
-                  ms=ms, cv=cv)
+        print_row(kind="part", shape=label, cfg={"wy_warps": warps, "apply_warps": apply_warps}, ms=ms, cv=cv)
 
 
 def sweep_shape(label: str, b: int, h: int, t: int, d: int, gated: bool, rounds: int, deadline: float) -> None:

@@ -1,9 +1,10 @@
 """Expert solution for ``delta_net_fwd_bf16``: ``units.chunked_scan.delta_rule.chunk_delta_rule``.
 
-A first kernel, parallel over (chunk of 64, batch x head), L2-normalises k, applies the sigmoid to
-beta and builds the WY factors ``W = T K``, ``U = T V`` with ``T = (I + A)^-1 diag(beta)`` inverted
-by blockwise forward substitution on 16 x 16 blocks. A second kernel, one program per (64 value
-columns, batch x head), walks the chunks with a float32 ``[D, 64]`` state: ``N = U - W S``,
+Two kernels parallel over (chunk of 64, batch x head) build the WY factors ``W = T K``,
+``U = T V`` with ``T = (I + A)^-1 diag(beta)``: the first L2-normalises k, applies the sigmoid to
+beta and inverts ``I + A`` by blockwise forward substitution on 16 x 16 blocks (one warp), the
+second applies the inverse to K and V as two 64-row MMAs. A third kernel, one program per (64
+value columns, batch x head), walks the chunks with a float32 ``[D, 64]`` state: ``N = U - W S``,
 ``O = Q S + lower(Q K^T) N``, ``S += K^T N``, normalising q and k as it loads them.
 """
 
