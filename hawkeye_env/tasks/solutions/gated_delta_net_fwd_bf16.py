@@ -2,7 +2,7 @@
 with the decay gate.
 
 As ``delta_net_fwd_bf16``'s solution, with the log-decay ``logsigmoid(gate + 4)`` computed on load
-in both kernels and its chunk-local cumulative sum scaling the intra-chunk matrices
+in every kernel and its chunk-local cumulative sum scaling the intra-chunk matrices
 (``exp(G_i - G_j)``), the WY keys (``K * exp(G)``), the state read (``Q * exp(G)``) and the state
 update (``exp(G_last)``, ``K * exp(G_last - G)``).
 """
