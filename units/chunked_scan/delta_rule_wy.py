@@ -44,6 +44,7 @@ def gate_log_decay(gate, base_t, t, mask_t, bias):
     y = tl.load(gate + base_t + t, mask=mask_t, other=0.0).to(tl.float32) + bias
     return tl.where(mask_t, tl.minimum(y, 0.0) - tl.log(1.0 + tl.exp(-tl.abs(y))), 0.0)
 
+
 @triton.jit
 def _a_block(k_r, k_c, rk_r, rk_c, beta_r, G_r, G_c, DIAG: tl.constexpr, BC: tl.constexpr):
     """``A_rc = diag(beta_r) (k_r k_c^T * exp(G_r,i - G_c,j))`` [BC, BC] float32 for normalised
