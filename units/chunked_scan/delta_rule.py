@@ -19,7 +19,7 @@ The WY factors come from ``delta_rule_wy.py`` (two kernels parallel over chunks)
 ``_delta_fwd_kernel`` (one program per 64 value columns and head) walks the chunks with the
 float32 state in registers: five bf16 MMAs per chunk.
 
-W and U are stored in bfloat16 (like FLA); q and k are normalised on load in both kernels.
+W and U are stored in bfloat16 (like FLA); q and k are normalised on load in every kernel.
 """
 
 from __future__ import annotations
