@@ -7,10 +7,9 @@ it times FLA's ``chunk_delta_rule`` / ``chunk_gated_delta_rule`` (the tasks' ``f
 sigmoid and logsigmoid of the raw inputs included; its absence is an ``unavailable`` row), the
 task's expert (``chunk_delta_rule`` with its defaults) and CONFIGS: the WY kernels' warps, the
 fused walk and the two-pass form (``delta_rule_two_pass.py``) at other value blocks, warps and
-stages. Before that, ``part`` rows time the WY factors alone at each warp pair of ``WY_PARTS``,
-and ``profile`` rows give
-every CUDA kernel's device time per call of FLA and of the expert (``torch.profiler``, ten calls),
-which says which part of each loses the time.
+stages. Before that, ``profile`` rows give every CUDA kernel's device time per call of FLA and
+of the expert (``torch.profiler``, ten calls), which says which part of each loses the time, and
+``part`` rows time the WY factors alone at each warp pair of ``WY_PARTS``.
 
 Each configuration is checked once against the float32 chunked reference (relative L2 under
 ``MAX_ERR``) and dropped if it fails to compile, run or match; then every runner is timed
