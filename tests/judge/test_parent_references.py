@@ -86,7 +86,7 @@ def test_builds_from_many_threads_match_sequential_builds():
 
 def test_kept_references_replay_the_timing_refills():
     spec = get_task("softmax_fp32")
-    seed, refills = 7, [5, 2, 9]
+    seed, refills = 7, [3, 1, 4]
     got = references.kept_references(spec, seed, refills, "cpu")
     ref, inputs = references.build(spec, dict(spec.gpu_shapes[0]), "normal", seed, "cpu")
     generator = torch.Generator().manual_seed(seed)
