@@ -33,6 +33,7 @@ from units.chunked_scan.delta_rule_wy import (
     BT,
     WY_APPLY_WARPS,
     WY_INVERSE_WARPS,
+    chunk_rows,
     gate_log_decay,
     inv_norm_rows,
     wy_factors,
@@ -59,12 +60,7 @@ def _delta_fwd_kernel(q, k, w, u, gate, o, T, D, bias,
 
     b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
     for i_t in range(tl.cdiv(T, BT)):
-        t = i_t * BT + offs_t  # [BT]
-        mask_t = t < T
-        mask_tk = mask_t[:, None] & mask_k[None, :]
-        mask_tv = mask_t[:, None] & mask_v[None, :]
-        p_k = base + t[:, None] * D + offs_k[None, :]
-        p_v = base + t[:, None] * D + offs_v[None, :]
+        t, mask_t, mask_tk, mask_tv, p_k, p_v = chunk_rows(i_t, offs_t, offs_k, offs_v, mask_k, mask_v, base, T, D)
         b_q = tl.load(q + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
         b_k = tl.load(k + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
         b_rq, b_rk = inv_norm_rows(b_q), inv_norm_rows(b_k)  # [BT]

@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from units.chunked_scan.delta_rule_wy import gate_log_decay, inv_norm_rows
+from units.chunked_scan.delta_rule_wy import chunk_rows, gate_log_decay, inv_norm_rows
 
 
 @triton.jit
@@ -41,12 +41,7 @@ def _delta_states_kernel(k, w, u, gate, h, vn, T, D, NT, bias,
 
     b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
     for i_t in range(NT):
-        t = i_t * BT + offs_t  # [BT]
-        mask_t = t < T
-        mask_tk = mask_t[:, None] & mask_k[None, :]
-        mask_tv = mask_t[:, None] & mask_v[None, :]
-        p_k = base + t[:, None] * D + offs_k[None, :]
-        p_v = base + t[:, None] * D + offs_v[None, :]
+        t, mask_t, mask_tk, mask_tv, p_k, p_v = chunk_rows(i_t, offs_t, offs_k, offs_v, mask_k, mask_v, base, T, D)
         b_k = tl.load(k + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
         b_w = tl.load(w + p_k, mask=mask_tk, other=0.0)  # [BT, BK]
         b_u = tl.load(u + p_v, mask=mask_tv, other=0.0)  # [BT, BV]
@@ -76,12 +71,7 @@ def _delta_output_kernel(q, k, h, vn, gate, o, T, D, NT, bias,
     offs_k = tl.arange(0, BK)
     offs_v = i_v * BV + tl.arange(0, BV)
     mask_k, mask_v = offs_k < D, offs_v < D
-    t = i_t * BT + offs_t
-    mask_t = t < T
-    mask_tk = mask_t[:, None] & mask_k[None, :]
-    mask_tv = mask_t[:, None] & mask_v[None, :]
-    p_k = base + t[:, None] * D + offs_k[None, :]
-    p_v = base + t[:, None] * D + offs_v[None, :]
+    t, mask_t, mask_tk, mask_tv, p_k, p_v = chunk_rows(i_t, offs_t, offs_k, offs_v, mask_k, mask_v, base, T, D)
     b_q = tl.load(q + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
     b_k = tl.load(k + p_k, mask=mask_tk, other=0.0)  # [BT, BK] raw
     p_h = i_bh.to(tl.int64) * NT * D * D + i_t * D * D + offs_k[:, None] * D + offs_v[None, :]

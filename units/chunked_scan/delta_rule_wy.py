@@ -46,6 +46,18 @@ def gate_log_decay(gate, base_t, t, mask_t, bias):
 
 
 @triton.jit
+def chunk_rows(i_t, offs_t, offs_k, offs_v, mask_k, mask_v, base, T, D):
+    """Chunk ``i_t``'s tokens ``t`` [BT], their mask, the masks and element offsets of its
+    ``[BT, BK]`` key-wide and ``[BT, BV]`` value-wide tiles in a ``[B, H, T, D]`` tensor at ``base``:
+    ``(t, mask_t, mask_tk, mask_tv, p_k, p_v)``."""
+    t = i_t * offs_t.shape[0] + offs_t
+    mask_t = t < T
+    p_t = base + t[:, None] * D
+    return (t, mask_t, mask_t[:, None] & mask_k[None, :], mask_t[:, None] & mask_v[None, :],
+            p_t + offs_k[None, :], p_t + offs_v[None, :])
+
+
+@triton.jit
 def _a_block(k_r, k_c, rk_r, rk_c, beta_r, G_r, G_c, DIAG: tl.constexpr, BC: tl.constexpr):
     """``A_rc = diag(beta_r) (k_r k_c^T * exp(G_r,i - G_c,j))`` [BC, BC] float32 for normalised
     keys (raw ``k`` times inverse norms ``rk``); strictly lower when ``DIAG``."""
