@@ -11,7 +11,9 @@ tensor scale, applied once to the accumulator.
 
 Variants (keywords of the units' wrappers, ``configure``): ``decode`` ("select": integer decode
 with compares; "bits": fp16 bit placement and one multiply; "dot_scaled": Triton's
-``tl.dot_scaled``, e8m0 scales only), ``unpack`` ("join": interleave the two nibble planes into one
+``tl.dot_scaled``, e8m0 scales only; "lut": four packed bytes per PTX block of byte-table lookups,
+``units/fp4_ptx.py``, with two_dot, expand_scales and no swap_ab, the A tile loaded whole and split
+into its even and odd K columns in registers), ``unpack`` ("join": interleave the two nibble planes into one
 tile; "two_dot": one dot per plane against A's even and odd K columns), ``swap_ab`` (``out^T =
 B^T a^T``, the decoded weight as the MMA's register operand), ``split_k`` (float32 partials summed
 by ``_split_sum_kernel``) and ``expand_scales`` (one scale load per packed code).
@@ -28,12 +30,13 @@ import torch
 import triton
 import triton.language as tl
 
+from units import fp4_ptx
 from units.grouped_tile_order.kernel import grouped_tile
 
 BITS_BIAS = tl.constexpr(14)  # "bits": an e2m1 code placed in fp16's fields reads as value * 2^-14 ...
 BITS_SCALE = tl.constexpr(16384.0)  # ... so the block scale carries 2^14 (e8m0: +14 on the exponent)
 SPLIT_SUM_BLOCK = 1024  # elements per program of the split-K sum: 4 KB of float32 per split, a streaming pass
-DECODES = {"e8m0": ("select", "bits", "dot_scaled"), "e4m3": ("select", "bits")}
+DECODES = {"e8m0": ("select", "bits", "dot_scaled", "lut"), "e4m3": ("select", "bits", "lut")}
 UNPACKS = ("join", "two_dot")
 
 
@@ -85,18 +88,44 @@ def _decode(code, multiplier, DECODE: tl.constexpr):
 
 
 @triton.jit
+def _planes(b_q, b_s, BLOCK_N: tl.constexpr, HALF_K: tl.constexpr, SCALE_ROWS: tl.constexpr,
+            SCALE_GROUP: tl.constexpr, DECODE: tl.constexpr, SWAP_AB: tl.constexpr, EXPAND_SCALES: tl.constexpr,
+            SCALES: tl.constexpr, PTX: tl.constexpr):
+    """Packed codes ``b_q`` ([BK/2, BN], or [BN, BK/2] with swap_ab) and their scales -> the two bf16
+    planes (K rows 0, 2, 4, ... and 1, 3, 5, ...), each shaped like ``b_q``. "lut" runs the PTX
+    block when ``PTX`` (a GPU), else the select decode of the same values (the interpreter)."""
+    if DECODE == "lut" and PTX and SCALES == "e8m0":
+        b_lo, b_hi = fp4_ptx.planes_e8m0(b_q, b_s)
+    else:
+        b_mult = _multiplier(b_s, SCALES, "select" if DECODE == "lut" else DECODE)
+        if SWAP_AB and not EXPAND_SCALES:  # [BN, BK/G] -> [BN, BK/2]: packed column i uses scale i // (G/2)
+            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, :, None], (BLOCK_N, SCALE_ROWS, SCALE_GROUP // 2)),
+                                (BLOCK_N, HALF_K))
+        elif not EXPAND_SCALES:  # [BK/G, BN] -> [BK/2, BN]: packed row i uses scale row i // (G/2)
+            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
+                                (HALF_K, BLOCK_N))
+        if DECODE == "lut" and PTX:
+            b_lo, b_hi = fp4_ptx.planes_bf16(b_q, b_mult)
+        else:
+            b_lo = _decode(b_q & 0xF, b_mult, "select" if DECODE == "lut" else DECODE)
+            b_hi = _decode(b_q >> 4, b_mult, "select" if DECODE == "lut" else DECODE)
+    return b_lo, b_hi
+
+
+@triton.jit
 def _a_tile(a_ptr, offs_m, stride_am, stride_ak, BLOCK_K: tl.constexpr, TWO_DOT: tl.constexpr,
             SWAP_AB: tl.constexpr, DECODE: tl.constexpr):
     """The A tile's K offsets within a step and its pointers: [BM, BK], [BK, BM] (swap_ab), or for
     two_dot [BM, BK/2, 2] and [BK/2, BM, 2], whose last axis (K parity) tl.split takes apart.
-    dot_scaled with swap_ab loads [BM, BK] and transposes it in the call."""
+    dot_scaled with swap_ab loads [BM, BK] and transposes it in the call; lut loads [BM, BK] (whole
+    16-byte rows) and splits it in registers."""
     offs_k = tl.arange(0, BLOCK_K)  # [BK]
     offs_kp = tl.arange(0, BLOCK_K // 2)  # [BK/2] packed rows
     offs_par = tl.arange(0, 2)  # [2] K parity, the last axis of two_dot's A tiles
     if TWO_DOT and SWAP_AB:
         ka = 2 * offs_kp[:, None, None] + offs_par[None, None, :]
         p_a = a_ptr + offs_m[None, :, None].to(tl.int64) * stride_am + ka * stride_ak
-    elif TWO_DOT:
+    elif TWO_DOT and DECODE != "lut":
         ka = 2 * offs_kp[None, :, None] + offs_par[None, None, :]
         p_a = a_ptr + offs_m[:, None, None].to(tl.int64) * stride_am + ka * stride_ak
     elif SWAP_AB and DECODE != "dot_scaled":
@@ -111,7 +140,7 @@ def _a_tile(a_ptr, offs_m, stride_am, stride_ak, BLOCK_K: tl.constexpr, TWO_DOT:
 @triton.jit
 def _mma_step(acc, b_a, b_q, b_s, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SCALE_GROUP: tl.constexpr,
               DECODE: tl.constexpr, TWO_DOT: tl.constexpr, SWAP_AB: tl.constexpr, EXPAND_SCALES: tl.constexpr,
-              SCALES: tl.constexpr):
+              SCALES: tl.constexpr, PTX: tl.constexpr):
     """``acc`` plus one K tile's product: bf16 ``b_a`` (shaped as ``_a_tile``'s), packed e2m1 codes
     ``b_q`` and their block scales ``b_s``, decoded to bf16 for ``tl.dot`` or passed to
     ``tl.dot_scaled`` as they are."""
@@ -124,16 +153,11 @@ def _mma_step(acc, b_a, b_q, b_s, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, 
         else:  # [BM, BK] x [BK/2 packed, BN]
             acc = tl.dot_scaled(b_a, None, "bf16", b_q, tl.trans(b_s), "e2m1", acc=acc)
     else:
-        b_mult = _multiplier(b_s, SCALES, DECODE)
-        if SWAP_AB and not EXPAND_SCALES:  # [BN, BK/G] -> [BN, BK/2]: packed column i uses scale i // (G/2)
-            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, :, None], (BLOCK_N, SCALE_ROWS, SCALE_GROUP // 2)),
-                                (BLOCK_N, HALF_K))
-        elif not EXPAND_SCALES:  # [BK/G, BN] -> [BK/2, BN]: packed row i uses scale row i // (G/2)
-            b_mult = tl.reshape(tl.broadcast_to(b_mult[:, None, :], (SCALE_ROWS, SCALE_GROUP // 2, BLOCK_N)),
-                                (HALF_K, BLOCK_N))
-        b_lo = _decode(b_q & 0xF, b_mult, DECODE)  # K 0, 2, 4, ... of the tile
-        b_hi = _decode(b_q >> 4, b_mult, DECODE)  # K 1, 3, 5, ...
+        b_lo, b_hi = _planes(b_q, b_s, BLOCK_N, HALF_K, SCALE_ROWS, SCALE_GROUP, DECODE, SWAP_AB, EXPAND_SCALES,
+                             SCALES, PTX)
         if TWO_DOT:
+            if DECODE == "lut":  # [BM, BK] -> [BM, BK/2, 2]: K parity last
+                b_a = tl.reshape(b_a, (b_a.shape[0], HALF_K, 2))
             b_a_even, b_a_odd = tl.split(b_a)  # [BM, BK/2] each, or [BK/2, BM] for swap_ab
             if SWAP_AB:
                 acc = tl.dot(b_lo, b_a_even, acc)  # [BN, BK/2] x [BK/2, BM]
@@ -172,10 +196,11 @@ def _fp4_gemm_kernel(
     stride_am, stride_ak, stride_bqk, stride_bqn, stride_bsk, stride_bsn, stride_cs, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_K: tl.constexpr, SCALE_GROUP: tl.constexpr, DECODE: tl.constexpr, TWO_DOT: tl.constexpr,
-    SWAP_AB: tl.constexpr, EXPAND_SCALES: tl.constexpr, SCALES: tl.constexpr,
+    SWAP_AB: tl.constexpr, EXPAND_SCALES: tl.constexpr, SCALES: tl.constexpr, PTX: tl.constexpr,
 ):
     """One output tile (one K split of it): the K loop of the module docstring; ``SCALES`` is the
-    block-scale format ("e8m0" or "e4m3"), ``ts_ptr`` the float32 tensor scale or None."""
+    block-scale format ("e8m0" or "e4m3"), ``ts_ptr`` the float32 tensor scale or None, ``PTX``
+    whether inline PTX may run (a GPU, not the interpreter)."""
     pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     # This program's K tiles: split pid_k of SPLIT_K takes a contiguous run (maybe empty).
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -220,7 +245,7 @@ def _fp4_gemm_kernel(
         else:
             b_s = tl.load(p_s, mask=ks < k_left // SCALE_GROUP, other=0.0)  # float8 e4m3
         acc = _mma_step(acc, b_a, b_q, b_s, BLOCK_N, BLOCK_K, SCALE_GROUP, DECODE, TWO_DOT, SWAP_AB, EXPAND_SCALES,
-                        SCALES)
+                        SCALES, PTX)
         p_a += BLOCK_K * stride_ak
         p_q += HALF_K * stride_bqk
         p_s += SCALE_ROWS * stride_bsk
@@ -254,6 +279,9 @@ def configure(defaults: dict, given: dict, scales: str, scale_group: int) -> dic
                          f"{cfg['decode']!r}, {cfg['unpack']!r}, {cfg['split_k']}")
     if cfg["unpack"] == "two_dot" and block_k < 32:
         raise ValueError(f"unpack='two_dot' dots [*, block_k/2] tiles: block_k={block_k} must be >= 32")
+    if cfg["decode"] == "lut" and (cfg["unpack"] != "two_dot" or not cfg["expand_scales"] or cfg["swap_ab"]):
+        raise ValueError("decode='lut' decodes four packed bytes and their four scales at once into the two "
+                         "planes: it needs unpack='two_dot', expand_scales=True and swap_ab=False")
     if cfg["decode"] == "dot_scaled" and (cfg["unpack"] != "join" or cfg["expand_scales"]):
         raise ValueError(f"decode='dot_scaled' takes the packed tile and [BN, BK/{scale_group}] scales as they "
                          "are: unpack='two_dot' and expand_scales do not apply")
@@ -280,7 +308,7 @@ def fp4_gemm(a: torch.Tensor, b_packed: torch.Tensor, b_scales: torch.Tensor, te
         b_scales.stride(0), b_scales.stride(1), stride_cs, out.stride(-2), out.stride(-1),
         BLOCK_M=cfg["block_m"], BLOCK_N=cfg["block_n"], BLOCK_K=cfg["block_k"], GROUP_M=cfg["group_m"],
         SPLIT_K=split, SCALE_GROUP=scale_group, DECODE=cfg["decode"], TWO_DOT=cfg["unpack"] == "two_dot",
-        SWAP_AB=bool(cfg["swap_ab"]), EXPAND_SCALES=bool(cfg["expand_scales"]), SCALES=scales,
+        SWAP_AB=bool(cfg["swap_ab"]), EXPAND_SCALES=bool(cfg["expand_scales"]), SCALES=scales, PTX=a.is_cuda,
         num_stages=cfg["num_stages"], num_warps=cfg["num_warps"],
     )
     if split > 1:

@@ -147,6 +147,14 @@ def sweep(files: list[Loaded]) -> list[str]:
                      "relative L2 error (worst input)", "configurations"], table)
 
 
+def sass_loops(files: list[Loaded]) -> list[str]:
+    """Main-loop SASS instruction counts per configuration (``units.triton_compile`` JSON lines)."""
+    rows = [[r["unit"], _cfg(r["cfg"]) if r["cfg"] else "the unit's default", str(r["instructions"]),
+             fmt(r["per_code"], ".2f"), str(r["shared"])]
+            for f in files for r in f.data if "instructions" in r]
+    return md_table(["unit", "configuration", "loop instructions", "per code and thread", "shared bytes"], rows)
+
+
 def ws_pairs(files: list[Loaded]) -> list[str]:
     """Each specialized kernel over its unspecialized twin: median and min-max over rounds."""
     rows = []

@@ -19,7 +19,7 @@ UNITS_ROOT = Path(__file__).resolve().parents[2] / "units"
 # Files of a unit that are not kernel modules (references, metadata, the package's exports).
 UNIT_NON_KERNEL_FILES = frozenset({"__init__.py", "meta.py", "naive.py", "reference.py", "compile_cases.py"})
 # Kernel modules at the top of ``units/`` (shared by several units).
-SHARED_UNIT_MODULES = ("block_scaled_fp4.py", "gluon_compat.py")
+SHARED_UNIT_MODULES = ("block_scaled_fp4.py", "fp4_ptx.py", "gluon_compat.py")
 
 
 def _top_level_names(path: Path) -> frozenset[str]:

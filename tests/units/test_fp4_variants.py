@@ -36,6 +36,11 @@ VARIANTS = {
     "expand_scales,swap_ab,split_k=2": {"expand_scales": True, "swap_ab": True, "split_k": 2, "block_k": 32},
     "split_k=3,block_k=32": {"split_k": 3, "block_k": 32},
     "split_k=8,block_k=128": {"split_k": 8, "block_k": 128, "block_m": 32, "block_n": 32},
+    # "lut" runs its PTX block on a GPU and Triton's integer decode under the interpreter; both load the
+    # A tile whole and split it into even and odd K columns in registers.
+    "lut,split_k=2,block_k=32": {"decode": "lut", "unpack": "two_dot", "expand_scales": True, "split_k": 2,
+                                 "block_k": 32},
+    "lut,block_k=64": {"decode": "lut", "unpack": "two_dot", "expand_scales": True, "block_k": 64},
 }
 MX_ONLY = {
     "dot_scaled": {"decode": "dot_scaled"},
@@ -64,8 +69,16 @@ def _identity(k: int) -> torch.Tensor:
     return torch.eye(k, dtype=torch.bfloat16, device=DEVICE)
 
 
-@pytest.mark.parametrize("options", [{"decode": "select"}, {"decode": "bits"}, {"decode": "dot_scaled"},
-                                     {"decode": "bits", "swap_ab": True, "unpack": "two_dot", "block_m": 32}])
+# On the H200 (Triton 3.6, 2026-12-03) tl.dot_scaled's upcast returns 0 for 0.5 * 2^-27 (e8m0 code 100),
+# which the bf16 decodes hold; strict, so the mark goes when Triton changes.
+DOT_SCALED_ON_GPU = pytest.mark.xfail(DEVICE == "cuda", strict=True,
+                                      reason="tl.dot_scaled flushes values near 2^-28 on sm_90 (Triton 3.6)")
+
+
+@pytest.mark.parametrize("options", [{"decode": "select"}, {"decode": "bits"},
+                                     pytest.param({"decode": "dot_scaled"}, marks=DOT_SCALED_ON_GPU),
+                                     {"decode": "bits", "swap_ab": True, "unpack": "two_dot", "block_m": 32},
+                                     {"decode": "lut", "unpack": "two_dot", "expand_scales": True}])
 def test_mxfp4_decodes_every_code_exactly(options):
     """``eye(K) @ B`` is B itself: all 16 codes (rows cycle through them) at e8m0 codes 100..163,
     which cover 2^-27 .. 2^36 (the "bits" decode's multiplier reaches 2^50)."""
@@ -78,7 +91,8 @@ def test_mxfp4_decodes_every_code_exactly(options):
 
 
 @pytest.mark.parametrize("options", [{"decode": "select"}, {"decode": "bits"},
-                                     {"decode": "bits", "swap_ab": True, "unpack": "two_dot", "block_m": 32}])
+                                     {"decode": "bits", "swap_ab": True, "unpack": "two_dot", "block_m": 32},
+                                     {"decode": "lut", "unpack": "two_dot", "expand_scales": True}])
 def test_nvfp4_decodes_every_code_exactly(options):
     """``eye(K) @ B`` with a unit tensor scale is B itself: all 16 codes at e4m3 block scales spanning
     subnormal 2^-9 to 448 (e2m1 times e4m3 has at most 4 significant bits: exact in bf16)."""
@@ -93,7 +107,10 @@ def test_nvfp4_decodes_every_code_exactly(options):
 
 
 @pytest.mark.parametrize(("unit_name", "options", "match"), [
-    ("mxfp4_gemm", {"decode": "lut"}, "decode must be one of"),
+    ("mxfp4_gemm", {"decode": "table"}, "decode must be one of"),
+    ("mxfp4_gemm", {"decode": "lut"}, "needs unpack='two_dot'"),
+    ("nvfp4_gemm", {"decode": "lut", "unpack": "two_dot", "expand_scales": True, "swap_ab": True},
+     "swap_ab=False"),
     ("mxfp4_gemm", {"unpack": "interleave"}, "unpack one of"),
     ("mxfp4_gemm", {"split_k": 0}, "split_k >= 1"),
     ("mxfp4_gemm", {"decode": "dot_scaled", "unpack": "two_dot"}, "do not apply"),

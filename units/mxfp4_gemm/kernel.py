@@ -30,14 +30,11 @@ import torch
 from units.block_scaled_fp4 import configure, fp4_gemm
 
 # Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
-# M=32 (decode-sized, <= SMALL_M): the bit-trick decode (one shift, one OR, one multiply per code),
-# one scale per packed code, split-K 4, 4 warps, over 64x64x64 tiles in 4 stages: with the host
-# launch hidden (`python -m units.harness --gpu mxfp4_gemm --candidate FILE`, 2026-11-30, seven
-# candidates timed in one process) 0.0595 ms against 0.0650 ms for nvfp4_gemm's 64x64x128 in 3
-# stages and 0.1522 ms for the naive decode-then-GEMM (2.56x); 64x64x64 in 3 stages ran 0.0609 ms,
-# with split-K 2 0.0636 ms; 64x64x128 in 2 stages 0.0641 ms, with 8 warps 0.067-0.078 ms, 64x32x128
-# 0.0662 ms. The verified margin is the mxfp4_gemm row of BENCHMARKS.md's Units table
-# (evals/results/units-mxfp4-h200-2026-12-01.json).
+# M=32 (decode-sized, <= SMALL_M): the PTX table-lookup decode ("lut", units/fp4_ptx.py) with its two
+# planes and one scale per packed code, split-K 4, 32x128x128 tiles in 3 stages with 4 warps: 0.0406
+# ms against 0.0425 for cuBLAS on the bf16 weight, 0.0594 for the "bits" decode this replaced and
+# 0.152 for the naive decode-then-GEMM (evals/results/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row
+# tiles ran 0.0424-0.0464 ms, split-K 2 and 8 0.0465-0.051 ms.
 # M=256: 256x64x128 in 3 stages with 8 warps and one scale per packed code (wide, pipelined scale
 # loads): 0.207 ms against 0.193 naive (evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin
 # is not expected there.
@@ -47,8 +44,8 @@ SMALL_M = 64
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "expand_scales": True}
-SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 64, "group_m": 1, "num_stages": 4, "num_warps": 4,
-                 **BASE_VARIANT, "decode": "bits", "expand_scales": True, "split_k": 4}
+SMALL_M_TILES = {"block_m": 32, "block_n": 128, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4,
+                 **BASE_VARIANT, "decode": "lut", "unpack": "two_dot", "expand_scales": True, "split_k": 4}
 
 
 def tiles_for(m: int) -> dict:

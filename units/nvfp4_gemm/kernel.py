@@ -27,23 +27,22 @@ import torch
 
 from units.block_scaled_fp4 import configure, fp4_gemm
 
-# Tiles and variants by M: the fastest of the H200 variant sweep of 2026-11-30
-# (evals/results/fp4-sweep-h200-2026-11-30.jsonl, N=K=8192, median of 30 timed calls).
-# M=32 (decode-sized, <= SMALL_M): the bit-trick decode (one shift, one OR, one multiply per
-# value), one scale per packed code, split-K 4, 64x64x128 in 3 stages with 4 warps: 0.132 ms
-# against 0.204 for the naive (1.55x) and 0.167 for the select decode with interleaved planes; with
-# the host launch hidden (the units harness, three processes) 2.45-2.46x the naive
-# (evals/results/units-h200-2026-11-30.json).
-# M=256: the same decode and scale loads at 256x64x128, 3 stages, 8 warps: 0.193 ms against 0.203
-# naive (1.05x) and 0.241 for the select decode.
+# Tiles and variants by M, from H200 measurements at N=K=8192 (median of 30 timed calls).
+# M=32 (decode-sized, <= SMALL_M): the PTX table-lookup decode ("lut", units/fp4_ptx.py; the e4m3
+# scales converted to bf16 by Triton) with its two planes and one scale per packed code, split-K 4,
+# 32x128x128 tiles in 3 stages with 4 warps: 0.0399 ms against 0.0426 for cuBLAS on the bf16
+# weight, 0.0637 for the "bits" decode this replaced and 0.156 for the naive
+# (evals/results/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row tiles ran 0.0425-0.0475 ms.
+# M=256: the "bits" decode with one scale per packed code at 256x64x128, 3 stages, 8 warps: 0.193 ms
+# against 0.203 naive (1.05x) and 0.241 for the select decode (evals/results/fp4-sweep-h200-2026-11-30.jsonl).
 SMALL_M = 64
 # The select decode, interleaved planes, no swap and no split: the variant keywords' defaults, which
 # the tile sets below override.
 BASE_VARIANT = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
 LARGE_M_TILES = {"block_m": 256, "block_n": 64, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8,
                  **BASE_VARIANT, "decode": "bits", "expand_scales": True}
-SMALL_M_TILES = {"block_m": 64, "block_n": 64, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4,
-                 **BASE_VARIANT, "decode": "bits", "expand_scales": True, "split_k": 4}
+SMALL_M_TILES = {"block_m": 32, "block_n": 128, "block_k": 128, "group_m": 1, "num_stages": 3, "num_warps": 4,
+                 **BASE_VARIANT, "decode": "lut", "unpack": "two_dot", "expand_scales": True, "split_k": 4}
 
 
 def tiles_for(m: int) -> dict:

@@ -38,15 +38,44 @@ MAX_ERR = 1e-2  # relative L2 from the naive output; bf16 rounding of the two ke
 TILES = ("block_m", "block_n", "block_k", "num_stages", "num_warps")
 
 
+# Every row names every keyword: the variant keywords start from the units' base design (select
+# decode, interleaved join, no swap, no split, one scale load per group), not from tiles_for(M).
+BASE = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
+
+
 def _cfg(tiles: tuple, **variant) -> dict:
-    return {**dict(zip(TILES, tiles)), "group_m": 1 if tiles[0] <= 64 else 8, **variant}
+    return {**dict(zip(TILES, tiles)), "group_m": 1 if tiles[0] <= 64 else 8, **BASE, **variant}
 
 
 # Variant configurations, most informative first (a run out of budget drops the tail). M=32: the
-# weight stream dominates; swap_ab makes the decoded weight the MMA's register operand and M=32 the
-# MMA's N (no padding to 64 rows), two_dot drops the interleave shuffle, split_k fills the 132 SMs
-# (N/BLOCK_N programs alone are 64-128). M=256: larger swap_ab tiles decode each weight tile once.
+# weight stream dominates; "lut" decodes four packed bytes per PTX block (units/fp4_ptx.py),
+# swap_ab makes the decoded weight the MMA's register operand and M=32 the MMA's N (no padding to
+# 64 rows), two_dot drops the interleave shuffle, split_k fills the 132 SMs (N/BLOCK_N programs
+# alone are 64-128). M=256: larger swap_ab tiles decode each weight tile once.
+LUT = {"decode": "lut", "unpack": "two_dot", "expand_scales": True}
 SMALL = [
+    _cfg((32, 128, 128, 3, 4), **LUT, split_k=4),
+    _cfg((32, 128, 128, 4, 4), **LUT, split_k=4),
+    _cfg((32, 128, 64, 4, 4), **LUT, split_k=4),
+    _cfg((32, 64, 128, 3, 4), **LUT, split_k=4),
+    _cfg((32, 128, 128, 3, 4), **LUT, split_k=8),
+    _cfg((32, 128, 128, 3, 8), **LUT, split_k=4),
+    _cfg((32, 256, 64, 3, 8), **LUT, split_k=4),
+    _cfg((32, 64, 128, 4, 4), **LUT, split_k=8),
+    _cfg((16, 128, 128, 3, 4), **LUT, split_k=4),
+    _cfg((32, 256, 128, 2, 8), **LUT, split_k=2),
+    _cfg((32, 128, 128, 3, 4), **LUT, split_k=3),
+    _cfg((64, 128, 128, 3, 4), **LUT, split_k=4),
+    _cfg((64, 128, 64, 4, 4), **LUT, split_k=4),
+    _cfg((64, 64, 128, 3, 4), **LUT, split_k=4),
+    _cfg((64, 128, 128, 3, 4), **LUT, split_k=8),
+    _cfg((64, 128, 128, 3, 4), **LUT, split_k=2),
+    _cfg((64, 64, 64, 4, 4), **LUT, split_k=4),
+    _cfg((64, 64, 128, 3, 4), **LUT, split_k=8),
+    _cfg((64, 128, 64, 4, 4), **LUT, split_k=8),
+    _cfg((64, 128, 128, 4, 4), **LUT, split_k=4),
+    _cfg((64, 64, 256, 3, 4), **LUT, split_k=4),
+    _cfg((64, 128, 256, 2, 4), **LUT, split_k=2),
     _cfg((32, 64, 256, 3, 4), swap_ab=True, unpack="two_dot", decode="bits", split_k=2),
     _cfg((32, 64, 256, 3, 4), swap_ab=True, unpack="two_dot", decode="bits", split_k=4),
     _cfg((32, 64, 256, 3, 4), swap_ab=True, unpack="two_dot", decode="bits"),
