@@ -23,7 +23,8 @@ kernel walks the chunks with one MMA per chunk and stores every chunk's entering
 products above. The state walk itself is cut into segments walked in parallel from zero; a small
 carry kernel chains the segments' final states (``C_{s+1} = exp(decay_s) C_s + end_s``, elementwise
 since the decay is a scalar), and the output kernel adds each chunk's decayed carry to its local
-state. ``chunk_simple_gla_auto`` picks between the walk and the two-pass variant.
+state. ``chunk_simple_gla_auto`` picks between the walk and the two-pass variant. ``segmented.py``
+walks the segments themselves from their carries, with no per-chunk state in DRAM (faster still).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ NUM_WARPS, NUM_STAGES = 4, 2
 
 
 @triton.jit
-def _chunk_output(b_q, b_k, b_v, b_G, b_S, causal):
+def chunk_output(b_q, b_k, b_v, b_G, b_S, causal):
     """One chunk's output block ``[BT, BV]`` (float32) from its q, k ``[BT, BK]``, v ``[BT, BV]``, the
     chunk-local cumulative log-decay ``b_G [BT]`` and the state entering the chunk ``b_S [BK, BV]``:
     inter-chunk ``(q @ S) * exp(G)`` plus intra-chunk ``((q @ k^T) * exp(G_i - G_j) [j <= i]) @ v``."""
@@ -54,25 +55,41 @@ def _chunk_output(b_q, b_k, b_v, b_G, b_S, causal):
 
 
 @triton.jit
-def _next_state(b_k, b_v, b_G, b_G_last, b_S):
+def next_state(b_k, b_v, b_G, b_G_last, b_S):
     """The float32 state leaving a chunk: ``exp(G_last) * S + k^T @ (v * exp(G_last - G))``."""
     b_vd = (b_v * tl.exp(b_G_last - b_G)[:, None]).to(b_k.dtype)  # [BT, BV]
     return b_S * tl.exp(b_G_last) + tl.dot(tl.trans(b_k), b_vd)  # [BK, BV]
 
 
 @triton.jit
-def _load_chunk(x, base, t, mask_t, offs, mask, D):
+def load_chunk(x, base, t, mask_t, offs, mask, D):
     """One chunk's rows ``t [BT]`` of a ``[T, D]`` head at ``base``, columns ``offs``: ``[BT, len(offs)]``,
     0 where masked."""
     return tl.load(x + base + t[:, None] * D + offs[None, :], mask=mask_t[:, None] & mask[None, :], other=0.0)
 
 
 @triton.jit
-def _load_chunk_decay(g, i_bh, t, mask_t, T):
+def load_chunk_decay(g, i_bh, t, mask_t, T):
     """One chunk's log-decays ``g [BT]`` of head ``i_bh`` (0 for padded tokens) and their chunk-local
     cumulative sum ``G [BT]``."""
     b_g = tl.load(g + i_bh.to(tl.int64) * T + t, mask=mask_t, other=0.0)  # [BT]
     return b_g, tl.cumsum(b_g, axis=0)
+
+
+@triton.jit
+def walk_step(q, k, v, g, o, base, i_bh, t, offs_k, offs_v, mask_k, mask_v, causal, T, D, b_S):
+    """One chunk of a walk: the outputs of tokens ``t [BT]`` (V-block ``offs_v``) from the state
+    entering the chunk ``b_S`` (float32 ``[BK, BV]``), stored; returns the state leaving it."""
+    mask_t = t < T
+    b_q = load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_k = load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_v = load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+    b_g, b_G = load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
+    b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
+    b_o = chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
+    tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
+             mask=mask_t[:, None] & mask_v[None, :])
+    return next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
 
 
 @triton.jit
@@ -90,19 +107,8 @@ def _chunk_simple_gla_fwd_kernel(
 
     b_S = tl.zeros((BK, BV), dtype=tl.float32)  # state at the chunk start
     for i_t in range(tl.cdiv(T, BT)):
-        t = i_t * BT + offs_t  # [BT]
-        mask_t = t < T
-        b_q = _load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
-        b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
-        b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
-        b_g, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
-        b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
-
-        b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
-        tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
-                 mask=mask_t[:, None] & mask_v[None, :])
-
-        b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
+        b_S = walk_step(q, k, v, g, o, base, i_bh, i_t * BT + offs_t, offs_k, offs_v, mask_k, mask_v, causal, T, D,
+                        b_S)
 
 
 def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -121,7 +127,7 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         g = torch.nn.functional.logsigmoid(torch.randn(2, 4, 1000, device="cuda") + 4)
         o = chunk_simple_gla(q * 64 ** -0.5, k, v, g)  # [2, 4, 1000, 64]
     """
-    q, k, v, g = _prepared(q, k, v, g)
+    q, k, v, g = prepared_inputs(q, k, v, g)
     b, h, t_len, d = q.shape
     o = torch.empty_like(v)
     bk = max(16, triton.next_power_of_2(d))
@@ -154,14 +160,14 @@ MIN_PARALLEL_CHUNKS = 8
 
 
 @triton.jit
-def _chunk_states_kernel(
+def chunk_states_kernel(
     k, v, g, h, gcum, ends, seg_decay, T, D, NT, NSEG, SEG,
-    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, MULTI_SEG: tl.constexpr,
+    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, MULTI_SEG: tl.constexpr, STORE_STATES: tl.constexpr = True,
 ):
     # h[bh, c, kblock, vblock] = state entering chunk c (bf16), counted from the start of c's segment
     # of SEG chunks (the whole sequence when NSEG == 1). With MULTI_SEG also gcum[bh, c] = log-decay
     # from the segment start to chunk c, ends[bh, s] = the segment's final local state (float32),
-    # seg_decay[bh, s] = the segment's total log-decay.
+    # seg_decay[bh, s] = the segment's total log-decay. Without STORE_STATES only ends and seg_decay.
     i_k, i_v, i_bs = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_bh, i_s = i_bs // NSEG, i_bs % NSEG
     c0 = i_s * SEG
@@ -179,17 +185,18 @@ def _chunk_states_kernel(
     b_S = tl.zeros((BK, BV), dtype=tl.float32)  # local state at the chunk start
     g_acc = tl.sum(tl.zeros((BT,), dtype=tl.float32), axis=0)  # float32 scalar 0: log-decay since the segment start
     for i_t in range(c0, c1):
-        tl.store(p_h, b_S.to(h.dtype.element_ty), mask=mask_kv)
-        if MULTI_SEG:
+        if STORE_STATES:
+            tl.store(p_h, b_S.to(h.dtype.element_ty), mask=mask_kv)
+        if MULTI_SEG and STORE_STATES:
             tl.store(gcum + i_bh.to(tl.int64) * NT + i_t, g_acc, mask=first_tile)
         p_h += D * D  # next chunk
         t = i_t * BT + offs_t  # [BT]
         mask_t = t < T
-        b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
-        b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
-        b_g, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
+        b_k = load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+        b_v = load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+        b_g, b_G = load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] log-decays, chunk-local cumsum
         b_G_last = tl.sum(b_g, axis=0)  # padded g are 0, so this is G at the last real token
-        b_S = _next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
+        b_S = next_state(b_k, b_v, b_G, b_G_last, b_S)  # [BK, BV]
         g_acc += b_G_last
     if MULTI_SEG:
         p_end = ends + i_bs.to(tl.int64) * D * D + tile
@@ -198,7 +205,7 @@ def _chunk_states_kernel(
 
 
 @triton.jit
-def _segment_carry_kernel(ends, seg_decay, carries, D, NSEG, BK: tl.constexpr, BV: tl.constexpr):
+def segment_carry_kernel(ends, seg_decay, carries, D, NSEG, BK: tl.constexpr, BV: tl.constexpr):
     # carries[bh, s] = true state entering segment s: C_0 = 0, C_{s+1} = exp(decay_s) C_s + end_s.
     i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_k = i_k * BK + tl.arange(0, BK)  # [BK]
@@ -230,10 +237,10 @@ def _chunk_output_kernel(
 
     t = i_t * BT + offs_t  # [BT]
     mask_t = t < T
-    b_q = _load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
-    b_k = _load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
-    b_v = _load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
-    _, b_G = _load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] chunk-local cumulative log-decay
+    b_q = load_chunk(q, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_k = load_chunk(k, base, t, mask_t, offs_k, mask_k, D)  # [BT, BK]
+    b_v = load_chunk(v, base, t, mask_t, offs_v, mask_v, D)  # [BT, BV]
+    _, b_G = load_chunk_decay(g, i_bh, t, mask_t, T)  # [BT] chunk-local cumulative log-decay
     tile = offs_k[:, None] * D + offs_v[None, :]  # [BK, BV]
     mask_kv = mask_k[:, None] & mask_v[None, :]
     p_h = h + (i_bh.to(tl.int64) * NT + i_t) * D * D + tile
@@ -243,12 +250,12 @@ def _chunk_output_kernel(
         b_C = tl.load(p_c, mask=mask_kv, other=0.0).to(tl.float32)  # [BK, BV]
         b_S = b_S.to(tl.float32) + tl.exp(tl.load(gcum + i_bh.to(tl.int64) * NT + i_t)) * b_C
 
-    b_o = _chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
+    b_o = chunk_output(b_q, b_k, b_v, b_G, b_S, causal)  # [BT, BV]
     tl.store(o + base + t[:, None] * D + offs_v[None, :], b_o.to(o.dtype.element_ty),
              mask=mask_t[:, None] & mask_v[None, :])
 
 
-def _prepared(q, k, v, g):
+def prepared_inputs(q, k, v, g):
     """``q, k, v`` contiguous and ``g`` float32 contiguous, after checking the shapes agree."""
     if q.shape != k.shape or q.shape != v.shape or g.shape != q.shape[:3]:
         raise ValueError(f"need q, k, v [B, H, T, D] and g [B, H, T]; got {tuple(q.shape)}, "
@@ -299,7 +306,7 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g)  # [1, 16, 32768, 128]
         o = chunk_simple_gla_parallel(q * 128 ** -0.5, k, v, g, segments=8)
     """
-    q, k, v, g = _prepared(q, k, v, g)
+    q, k, v, g = prepared_inputs(q, k, v, g)
     for name, block in (("block_k", block_k), ("block_v", block_v)):
         if block < 16 or block & (block - 1):
             raise ValueError(f"{name} must be a power of two >= 16, got {block}")
@@ -324,11 +331,11 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     else:  # unused by the kernels (MULTI_SEG off): any tensor fills the pointer slots
         gcum = ends = seg_decay = carries = states
     grid_k, grid_v = triton.cdiv(d, bk), triton.cdiv(d, bv)
-    _chunk_states_kernel[(grid_k, grid_v, b * h * nseg)](
+    chunk_states_kernel[(grid_k, grid_v, b * h * nseg)](
         k, v, g, states, gcum, ends, seg_decay, t_len, d, nt, nseg, seg, BT=BT, BK=bk, BV=bv, MULTI_SEG=multi,
         num_warps=num_warps, num_stages=num_stages)
     if multi:
-        _segment_carry_kernel[(grid_k, grid_v, b * h)](ends, seg_decay, carries, d, nseg, BK=bk, BV=bv,
+        segment_carry_kernel[(grid_k, grid_v, b * h)](ends, seg_decay, carries, d, nseg, BK=bk, BV=bv,
                                                        num_warps=CARRY_NUM_WARPS)
     _chunk_output_kernel[(nt, grid_v, b * h)](
         q, k, v, g, states, gcum, carries, o, t_len, d, nt, nseg, seg, BT=BT, BK=bk_full, BV=bv,
@@ -365,7 +372,7 @@ def chunk_simple_gla_auto(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: 
 
         o = chunk_simple_gla_auto(q, k, v, g)  # q, k, v bf16 [B, H, T, D]; g fp32 [B, H, T]
     """
-    q, k, v, g = _prepared(q, k, v, g)
+    q, k, v, g = prepared_inputs(q, k, v, g)
     b, h, t_len, d = q.shape
     if parallel_pays(b, h, t_len, d, num_sms(q.device)):
         return chunk_simple_gla_parallel(q, k, v, g)

@@ -5,8 +5,9 @@
 Run from the repository root. At the two simple-GLA task shapes, ``long`` (simple_gla_long_bf16,
 B1 H16 T32768 D128) and ``short`` (simple_gla_fwd_bf16, B8 H16 T2048 D128), it times FLA's
 ``chunk_simple_gla`` (when the ``fla`` extra is installed; its absence is an ``unavailable`` row),
-the task's expert scan, the single-pass walk (``chunk_simple_gla``) and CONFIGS of the two-pass
-``chunk_simple_gla_parallel`` (state tile, warps, stages, segments of the state walk); the H200
+the task's expert scan, the single-pass walk (``chunk_simple_gla``) and CONFIGS: the segmented
+walks (``units/chunked_scan/segmented.py``: segments, the walks' V-block, warps and stages), then the
+two-pass ``chunk_simple_gla_parallel`` (state tile, warps, stages, segments of the state walk); the H200
 figures are BENCHMARKS.md's Chunked scan tables. The gate's log-decay is computed once outside the
 timed calls (every runner gets the same ``g``).
 
@@ -22,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from evals.kerneldev.sweeps.harness import check_then_time, sweep_main
-from units.chunked_scan import kernel
+from units.chunked_scan import kernel, segmented
 
 # (label, B, H, T, D, expert): the two simple-GLA task shapes and the scan each expert calls.
 SHAPES = (
@@ -35,7 +36,21 @@ KNOBS = ("block_k", "block_v", "num_warps", "num_stages", "segments")
 # Compiled for sm_90 with Triton 3.6 on a host without a GPU at the long shape with 8 segments:
 # state kernel 141 registers, 49 KiB shared memory, wgmma m64n64k16; output kernel 114 registers,
 # 56 KiB; carry kernel 56 registers; no spills.
-CONFIGS = tuple(dict(zip(KNOBS, row)) for row in (
+# First the segmented walks (units/chunked_scan/segmented.py: the run ends, the carries, then one
+# walk per run; no per-chunk state in DRAM), by segment count, then the walk's stages, warps and
+# V-block; then the two-pass scan.
+SEGMENTED_KNOBS = ("segments", "walk_block_v", "walk_warps", "walk_stages")
+SEGMENTED = tuple({"form": "segmented", **dict(zip(SEGMENTED_KNOBS, row))} for row in (
+    (16, 64, 4, 2),
+    (8, 64, 4, 2),
+    (32, 64, 4, 2),
+    (64, 64, 4, 2),
+    (16, 64, 4, 3),
+    (16, 64, 8, 2),
+    (16, 32, 4, 2),
+    (32, 32, 4, 2),
+))
+CONFIGS = SEGMENTED + tuple(dict(zip(KNOBS, row)) for row in (
     (64, 64, 4, 3, 1),
     (64, 64, 4, 3, 2),
     (64, 64, 4, 3, 4),
@@ -53,7 +68,10 @@ GATE_BIAS = 4.0  # the tasks' logsigmoid offset
 
 
 def call(cfg: dict, q, k, v, g) -> torch.Tensor:
-    """The two-pass scan with configuration ``cfg`` (keywords of ``chunk_simple_gla_parallel``)."""
+    """The scan of configuration ``cfg``: keywords of ``chunk_simple_gla_segmented`` when its
+    ``form`` is "segmented", else of ``chunk_simple_gla_parallel``."""
+    if cfg.get("form") == "segmented":
+        return segmented.chunk_simple_gla_segmented(q, k, v, g, **{k_: x for k_, x in cfg.items() if k_ != "form"})
     return kernel.chunk_simple_gla_parallel(q, k, v, g, **cfg)
 
 

@@ -5,9 +5,9 @@ The function is that of ``simple_gla_fwd_bf16`` (scalar decay per token and head
 tokens and 16 heads, so a kernel that walks the sequence in one program per head and value block
 has few programs (32 at D = 128, BV = 64) each walking 512 chunks, and the carried state must stay
 exact over the whole length. The expert solution (``hawkeye_env.tasks.solutions.simple_gla_long_bf16``)
-therefore uses the two-pass ``chunk_simple_gla_parallel`` (every chunk's state, then the outputs in
-parallel over chunks, the state walk itself cut into segments chained by a carry pass) rather than
-the short task's walk (BENCHMARKS.md: the Chunked scan sweep and the task suite table).
+therefore cuts the sequence into segments walked in parallel (``chunk_simple_gla_segmented``: each
+segment's final state, the carries chained, then one walk per segment from its carry) rather than
+the short task's single walk (BENCHMARKS.md: the Chunked scan sweep and the task suite table).
 
 The reference ``Model`` is defined here rather than reused from the short task: that one walks the
 chunks in a Python loop, which ``torch.compile`` unrolls, and at 512 chunks the compile of the
