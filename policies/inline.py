@@ -5,7 +5,10 @@ fp8_gemm_per_tensor``): their tiles, warps and stages live in the unit's module 
 reach of a policy that edits the candidate's source. ``inline_unit_imports`` replaces each such
 top-level import with the imported module's text (its docstring and ``from __future__`` import
 dropped; an ``as`` alias becomes an assignment), giving the same program with every knob literal in
-one file. One level only: a unit module's own ``from units...`` imports stay imports.
+one file. One level only: a unit module's own ``from units...`` imports stay imports, except those of
+a module inlined before it (its names are already defined above); an import statement already made
+above (``import triton.language as tl`` in two inlined modules) is not repeated, so no module-level
+name a kernel reads is bound twice (the static rules refuse a rebound name, #8).
 
 Example::
 
@@ -35,14 +38,24 @@ def _defined_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _module_body(path: Path) -> tuple[str, ast.Module]:
-    """``path``'s text without its docstring and ``from __future__`` import, and its tree."""
+def _top_imports(tree: ast.Module) -> set[str]:
+    """The module's top-level import statements other than from ``units`` (those are inlined), as
+    ``ast.unparse`` writes them."""
+    return {ast.unparse(n) for n in tree.body if isinstance(n, ast.Import)
+            or (isinstance(n, ast.ImportFrom) and not (n.module or "").startswith("units."))}
+
+
+def _module_body(path: Path, made: set[str] = frozenset(), inlined: set[str] = frozenset()) -> tuple[str, ast.Module]:
+    """``path``'s text without its docstring, its ``from __future__`` import, the import statements
+    in ``made`` and its imports from the modules in ``inlined``; and its tree."""
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)
     dropped: set[int] = set()
     for i, node in enumerate(tree.body):
         is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+        is_import = isinstance(node, (ast.Import, ast.ImportFrom))
+        if (is_doc or (isinstance(node, ast.ImportFrom) and node.module in ("__future__", *inlined))
+                or (is_import and ast.unparse(node) in made)):
             dropped |= set(range(node.lineno, node.end_lineno + 1))
     body = "\n".join(line for n, line in enumerate(text.splitlines(), 1) if n not in dropped).strip("\n")
     return body, tree
@@ -62,6 +75,7 @@ def inline_unit_imports(source: str, root: Path = REPO_ROOT) -> str | None:
     if not imports:
         return None
     taken = _defined_names(tree)
+    made = _top_imports(tree)  # import statements the output already makes
     replacements: list[tuple[ast.ImportFrom, str]] = []
     inlined: set[str] = set()
     for node in imports:  # in text order: a module's first import carries its body
@@ -70,11 +84,12 @@ def inline_unit_imports(source: str, root: Path = REPO_ROOT) -> str | None:
             return None
         parts: list[str] = []
         if node.module not in inlined:
-            body, unit_tree = _module_body(path)
+            body, unit_tree = _module_body(path, made, inlined)
             names = _defined_names(unit_tree)
             if names & taken:
                 return None
             taken |= names
+            made |= _top_imports(unit_tree)
             inlined.add(node.module)
             parts.append(f"# -- {node.module}, inlined --\n{body}\n# -- end of {node.module} --")
         parts += [f"{a.asname} = {a.name}" for a in node.names if a.asname and a.asname != a.name]

@@ -32,6 +32,22 @@ def test_imports_become_module_text_and_aliases_assignments(tmp_path):
     assert namespace["run"](2) == 256  # the alias is bound after the body it names
 
 
+def test_a_module_importing_one_inlined_before_it_binds_each_name_once(tmp_path):
+    """``units.demo.fast`` imports ``step`` from ``units.demo.kernel``, which the expert imports first:
+    that import and ``fast``'s repeated ``import math`` go, so ``step`` and ``math`` are bound once
+    (the static rules refuse a module-level name a kernel reads when it is bound twice)."""
+    _write(tmp_path, "units.demo.kernel", "import math\n\ndef step(x):\n    return math.floor(x) + 1\n")
+    _write(tmp_path, "units.demo.fast", "import math\nfrom units.demo.kernel import step\n\n"
+                                        "def run(x):\n    return step(x) * math.ceil(x)\n")
+    source = "from units.demo.kernel import step\nfrom units.demo.fast import run\n"
+    out = inline_unit_imports(source, tmp_path)
+    assert out is not None and out.count("import math") == 1 and "from units" not in out
+    assert [n.name for n in ast.parse(out).body if isinstance(n, ast.FunctionDef)] == ["step", "run"]
+    namespace: dict = {}
+    exec(compile(out, "inlined", "exec"), namespace)
+    assert namespace["run"](2.5) == 9
+
+
 def test_nothing_to_inline_or_a_name_clash_gives_none(tmp_path):
     _write(tmp_path, "units.demo.kernel", "def helper():\n    return 1\n")
     assert inline_unit_imports("import torch\n", tmp_path) is None
@@ -50,7 +66,7 @@ def test_an_expert_without_knobs_gains_them_and_they_are_the_units():
     assert "class ModelNew" in out and ast.parse(out)
 
 
-@pytest.mark.parametrize("task", ["fp8_gemm_per_tensor", "gemm_skinny_bf16"])
+@pytest.mark.parametrize("task", ["fp8_gemm_per_tensor", "gemm_skinny_bf16", "simple_gla_long_bf16"])
 def test_the_inlined_expert_passes_the_judge(task, tmp_path):
     from hawkeye_env.judge.evaluator import Evaluator
     from hawkeye_env.judge.store import ResultStore
