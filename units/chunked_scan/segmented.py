@@ -13,7 +13,7 @@ sequence cut into ``segments`` runs of SEG chunks walked in parallel, in three k
    then the state update, four bf16 MMAs with float32 accumulation), starting from ``C_s``.
 
 The two-pass form (``chunk_simple_gla_parallel``) writes every chunk's entering state and reads it
-back (bf16 ``[NT, D, D]`` per head: 256 MiB each way at B1 H16 T32768 D128, as much as q, k and v
+back (bf16 ``[NT, D, D]`` per head: 256 MiB each way at B1 H16 T32768 D128, two thirds of q, k and v
 together); here only two float32 ``[D, D]`` blocks per run cross DRAM, at the cost of reading k and v
 twice (pass 1 and the walks) and of a sequential walk of SEG chunks per program. With one segment
 it is the walk itself. On the H200 at B1 H16 T32768 D128 (the long simple-GLA task): 0.380 ms in 8
