@@ -27,8 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HOPPER = 90
-WARP_SIZE = 32
+from units.gluon_compile import HOPPER_CAPABILITY as HOPPER
+from units.gluon_compile import WARP_SIZE
+
 _ADDR = re.compile(r"/\*([0-9a-f]{4,6})\*/")
 _OPCODE = re.compile(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
 _BRANCH = re.compile(r"BRA (0x[0-9a-f]+)")
@@ -73,6 +74,10 @@ def main_loop(sass_text: str) -> collections.Counter:
                                if start <= addr <= end and (m := _OPCODE.search(line)))
 
 
+# Scale format and K values per block scale of each FP4 unit (MXFP4: e8m0 per 32, NVFP4: e4m3 per 16).
+FP4_UNITS = {"mxfp4_gemm": ("e8m0", 32), "nvfp4_gemm": ("e4m3", 16)}
+
+
 def fp4_loop(cfg: dict, scales: str) -> dict:
     """``{"instructions", "per_code", "opcodes", "shared_bytes"}`` of the FP4 kernel's K loop for
     unit configuration ``cfg`` (``configure``'s output) and scale format ``scales`` ("e8m0" MXFP4 or
@@ -80,12 +85,13 @@ def fp4_loop(cfg: dict, scales: str) -> dict:
     from units.block_scaled_fp4 import _fp4_gemm_kernel
 
     e8m0 = scales == "e8m0"
+    group = dict(FP4_UNITS.values())[scales]
     types = {"a_ptr": "*bf16", "bq_ptr": "*u8", "bs_ptr": "*u8" if e8m0 else "*fp8e4nv",
              "ts_ptr": "constexpr" if e8m0 else "*fp32", "c_ptr": "*fp32" if cfg["split_k"] > 1 else "*bf16",
              **dict.fromkeys(("M", "N", "K", "stride_am", "stride_bqk", "stride_bsk", "stride_cs", "stride_cm"), "i32")}
     constexprs = {"stride_ak": 1, "stride_bqn": 1, "stride_bsn": 1, "stride_cn": 1,
                   "BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_K": cfg["block_k"],
-                  "GROUP_M": cfg["group_m"], "SPLIT_K": cfg["split_k"], "SCALE_GROUP": 32 if e8m0 else 16,
+                  "GROUP_M": cfg["group_m"], "SPLIT_K": cfg["split_k"], "SCALE_GROUP": group,
                   "DECODE": cfg["decode"], "TWO_DOT": cfg["unpack"] == "two_dot", "SWAP_AB": bool(cfg["swap_ab"]),
                   "EXPAND_SCALES": bool(cfg["expand_scales"]), "SCALES": scales, "PTX": True}
     if e8m0:
@@ -100,9 +106,6 @@ def fp4_loop(cfg: dict, scales: str) -> dict:
     total = sum(opcodes.values())
     return {"instructions": total, "per_code": round(total / codes_per_thread, 2), "opcodes": dict(opcodes),
             "shared_bytes": compiled.metadata.shared}
-
-
-FP4_UNITS = {"mxfp4_gemm": ("e8m0", 32), "nvfp4_gemm": ("e4m3", 16)}
 
 
 def main(argv: list[str]) -> int:

@@ -163,8 +163,8 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.sweeps.chunked_scan", {"driver": H200_STACK["driver"]}),
     Area("sweep-chunked-scan-long", kerneldev.sweep,
          ("chunked-scan-long-sweep-h200-2026-12-03.jsonl", "chunked-scan-segmented-sweep-h200-2026-12-03.jsonl"),
-         "python -m evals.kerneldev.sweeps.chunked_scan --only long --budget-s 150 --rounds 3 (the second file: "
-         "--budget-s 140 with the segmented walks first)", H200_STACK),
+         "python -m evals.kerneldev.sweeps.chunked_scan --only long --budget-s 150 --rounds 3 "
+         "(chunked-scan-segmented-sweep: --budget-s 140 with the segmented walks first)", H200_STACK),
     Area("sweep-delta-rule", kerneldev.sweep, ("delta-rule-sweep-h200-2026-12-03.jsonl",),
          "python -m evals.kerneldev.sweeps.delta_rule --budget-s 480 --rounds 3", H200_STACK),
     Area("sweep-ws", kerneldev.ws_pairs, ("ws-sweep-h200-2026-11-30.jsonl",),
@@ -186,8 +186,8 @@ AREAS: tuple[Area, ...] = (
          H200_STACK),
     Area("sweep-fp4-lut", kerneldev.sweep,
          ("fp4-sweep-lut-h200-2026-12-03.jsonl", "fp4-sweep-lut2-h200-2026-12-03.jsonl"),
-         "python -m evals.kerneldev.sweeps.fp4 --m 32 --budget-s 200 (then --budget-s 120 with the 32-row "
-         "tiles first)", H200_STACK),
+         "python -m evals.kerneldev.sweeps.fp4 --m 32 --budget-s 200 (fp4-sweep-lut2: --budget-s 120 with the "
+         "32-row tiles first)", H200_STACK),
     Area("best-of-n", product.best_of_n,
          ("search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json",
           "search-suite-1-h200-2026-12-03.json", "search-suite-2-h200-2026-12-03.json",

@@ -30,6 +30,7 @@ from multiprocessing import get_context
 import torch
 
 from evals.kerneldev.sweeps.harness import median_ms_and_cv, print_row, relative_error
+from units.mxfp4_gemm.kernel import BASE_VARIANT  # nvfp4_gemm's is the same
 
 SHAPES = ({"M": 32, "N": 8192, "K": 8192}, {"M": 256, "N": 8192, "K": 8192})
 UNITS = ("mxfp4_gemm", "nvfp4_gemm")
@@ -39,12 +40,12 @@ TILES = ("block_m", "block_n", "block_k", "num_stages", "num_warps")
 
 
 # Every row names every keyword: the variant keywords start from the units' base design (select
-# decode, interleaved join, no swap, no split, one scale load per group), not from tiles_for(M).
-BASE = {"decode": "select", "unpack": "join", "swap_ab": False, "split_k": 1, "expand_scales": False}
+# decode, interleaved join, no swap, no split, one scale load per group: BASE_VARIANT), not from
+# tiles_for(M).
 
 
 def _cfg(tiles: tuple, **variant) -> dict:
-    return {**dict(zip(TILES, tiles)), "group_m": 1 if tiles[0] <= 64 else 8, **BASE, **variant}
+    return {**dict(zip(TILES, tiles)), "group_m": 1 if tiles[0] <= 64 else 8, **BASE_VARIANT, **variant}
 
 
 # Variant configurations, most informative first (a run out of budget drops the tail). M=32: the
