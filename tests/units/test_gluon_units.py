@@ -82,6 +82,33 @@ def test_every_gluon_configuration_compiles_for_sm90a(case, compiled):
     _check_compiled(compiled[case])
 
 
+def test_the_attention_solution_keeps_its_wgmma_chain_asynchronous(compiled):
+    """ptxas serializes a wgmma chain (``C7512``/``C7515``) when a CUDA-core instruction writes an
+    accumulator in flight, as the deferred ``P V`` schedule's ``O *= alpha`` does; the overlap
+    schedule rescales ``O`` between wgmmas only, which is where its speed comes from (the unit's
+    README, Measured). Both D = 128 causal kernels are compiled; only the deferred one is serialized."""
+    from units.ws_attention_fwd.kernel import SOLUTION, AttnConfig
+
+    solution = compiled[("ws_attention_fwd", f"causal_d128_{SOLUTION.name}")]
+    deferred = compiled[("ws_attention_fwd", f"causal_d128_{AttnConfig().name}")]
+    assert SOLUTION.overlap and "C751" not in solution["ptxas_log"], solution["ptxas_log"]
+    assert "C751" in deferred["ptxas_log"], "the deferred schedule no longer serializes: recheck the README"
+
+
+def test_attention_or_twin_runs_the_triton_kernel_where_gluon_cannot():
+    """The attention experts' call: on the CPU (no interpreter for Gluon) and at S not a multiple of
+    128, ``serves`` is false and the result is ``units.online_softmax``'s kernel's, bit for bit."""
+    from units.online_softmax.attention import flash_attention
+    from units.ws_attention_fwd.kernel import SOLUTION, attention_or_twin, serves
+
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 4, 130, 64, generator=g).to(torch.bfloat16)
+    k, v = (torch.randn(1, 2, 130, 64, generator=g).to(torch.bfloat16) for _ in range(2))
+    assert not serves(q, k, v, SOLUTION)
+    for causal in (True, False):
+        assert torch.equal(attention_or_twin(q, k, v, causal), flash_attention(q, k, v, causal=causal))
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU check of the Gluon units")
 def test_cpu_check_skips_the_solution_with_the_reason(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")

@@ -23,7 +23,9 @@ def compile_case(config: AttnConfig, head_d: int, causal: bool) -> CompileCase:
     """The ``CompileCase`` of ``ws_attention_kernel`` (``units.gluon_compile``)."""
     q_block, kv_block, o_block = [BLOCK_M, head_d], [config.block_n, head_d], [CONSUMER_ROWS, head_d]
     constexprs = dict(HEAD_D=head_d, BLOCK_N=config.block_n, KV_STAGES=config.kv_stages, CAUSAL=causal,
-                      DEFER_PV=config.defer_pv, PRODUCER_REGS=PRODUCER_REGS, CONSUMER_REGS=CONSUMER_REGS)
+                      DEFER_PV=config.defer_pv, OVERLAP=config.overlap,
+                      PINGPONG=config.pingpong, FUSED_SCALE=config.fused_scale,
+                      PRODUCER_REGS=PRODUCER_REGS, CONSUMER_REGS=CONSUMER_REGS)
     signature = {"q_desc": tensordesc("bf16", q_block, shared_layout(q_block)),
                  "k_desc": tensordesc("bf16", kv_block, shared_layout(kv_block)),
                  "v_desc": tensordesc("bf16", kv_block, shared_layout(kv_block)),

@@ -5,15 +5,17 @@ program, with the roles split across warps:
 
 - a **producer** partition of one warp loads the query tile once, then streams K and V tiles by
   TMA through a ``KV_STAGES``-deep ring, each stage with its own ``k_ready`` and ``v_ready``
-  mbarriers (S = Q K^T can start before V lands) and a ``kv_empty`` barrier (count 2);
-- two **softmax/MMA consumer** warpgroups own 64 query rows each. Per key block a consumer runs
-  ``S = Q K^T`` (wgmma, Q and K from shared memory), the online-softmax update in registers
-  (running max ``m``, sum ``l``, rescale ``exp2(m_old - m_new)``), then ``O += P V`` with P fed to
-  wgmma from registers (the S accumulator's layout is the A operand's, so P never touches shared
-  memory), and frees the stage. The two warpgroups run the same loop on different rows, so while
-  one is in its softmax (CUDA cores, MUFU) the other's wgmma keeps the tensor cores busy: the
-  inter-warpgroup overlap of FlashAttention-3, here left to the warp scheduler instead of
-  FlashAttention-3's named-barrier ping-pong (``Traps`` in the README).
+  mbarriers (S = Q K^T can start before V lands) and separate ``k_empty`` and ``v_empty``
+  barriers (count 2), so a stage's K slot refills as soon as its ``Q K^T`` retired;
+- two **softmax/MMA consumer** warpgroups own 64 query rows each (``loops.py``). Per key block
+  a consumer runs ``S = Q K^T`` (wgmma, Q and K from shared memory), the online-softmax update in
+  registers (running max ``m``, sum ``l``, rescale ``exp2(m_old - m_new)``), and ``O += P V`` with
+  P fed to wgmma from registers (the S accumulator's layout is the A operand's, so P never touches
+  shared memory). The solution's ``overlap`` schedule is FlashAttention-3's intra-warpgroup
+  pipeline: block j's ``Q K^T`` and block j-1's ``P V`` are issued together and block j's
+  softmax runs while that ``P V`` computes. Across the two warpgroups the warp scheduler
+  interleaves one's softmax with the other's MMAs; ``pingpong`` imposes FlashAttention-3's
+  alternation with an mbarrier turn (slower here: README, Measured).
 
 The epilogue writes each consumer's normalized ``[64, D]`` rows through its slice of the query
 buffer (no longer needed) with a TMA store. Registers: producer 40, consumers 232 (``setmaxnreg``).
@@ -42,13 +44,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     tma,
-    warpgroup_mma,
-    warpgroup_mma_init,
-    warpgroup_mma_wait,
 )
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from units.gluon_compat import tma_load, tma_store
+from units.online_softmax.attention import flash_attention
+from units.ws_attention_fwd.loops import deferred_loop, kv_blocks, overlap_loop
 
 LOG2E = 1.4426950408889634
 BLOCK_M = 128  # query rows per program: 64 per consumer warpgroup (one m64 wgmma)
@@ -70,94 +71,66 @@ class AttnConfig:
             (D = 128, 128 keys, 2 stages: 32 + 128 KiB; 3 stages: 224 KiB of the H200's 227).
         defer_pv: leave each block's ``P V`` wgmma in flight behind the next block's ``Q K^T``
             (FlashAttention-3's intra-warpgroup overlap, in its simplest form).
+        overlap: FlashAttention-3's intra-warpgroup pipeline instead: block j's ``Q K^T`` and
+            block j-1's ``P V`` are issued together, and block j's softmax runs while that
+            ``P V`` computes (two P tiles live: 32 more registers per thread); ``defer_pv`` unused.
+        pingpong: with ``overlap``, the two consumers take turns issuing their wgmmas (an mbarrier
+            handshake per block), so one's softmax runs while the other's MMAs hold the tensor
+            cores: FlashAttention-3's inter-warpgroup schedule, on mbarriers.
+        fused_scale: with ``overlap``, the softmax scale folded into the exponent's FMA
+            (``online_softmax``).
     """
 
     block_n: int = 128
     kv_stages: int = 2
     defer_pv: bool = True
+    overlap: bool = False
+    pingpong: bool = False
+    fused_scale: bool = False
 
     @property
     def name(self) -> str:
-        return f"{BLOCK_M}x{self.block_n}_kv{self.kv_stages}" + ("_defer" if self.defer_pv else "")
+        tail = ("_overlap" + ("_pingpong" if self.pingpong else "") + ("_fma" if self.fused_scale else "")
+                ) if self.overlap else (
+            "_defer" if self.defer_pv else "")
+        return f"{BLOCK_M}x{self.block_n}_kv{self.kv_stages}" + tail
 
 
-# Not yet timed on the H200: the solution is the design, the others the variants the GPU check times.
-SOLUTION = AttnConfig()
+# The solution: the fastest configuration of two H200 checks (TFLOP/s from CUDA-graph replays at B4
+# H32 S4096 D128; units-gluon-attn-overlap-h200-2026-12-03.json, units-gluon-attn-fma-h200-2026-12-03.json):
+# the overlap schedule with the scale in the exponent's FMA ran 532 (causal), 536 (GQA, HKV 8) and
+# 608 (full) against cuDNN's 518, 517 and 588 in the same run; unfused 517, 524, 592; the ping-pong
+# turn 504, 509, 583; the deferred P V (ptxas serializes its wgmma chain: C7512 / C7515) 457, 461, 497.
+SOLUTION = AttnConfig(overlap=True, fused_scale=True)
 CONFIGS: dict[str, AttnConfig] = {c.name: c for c in (
-    SOLUTION, AttnConfig(defer_pv=False), AttnConfig(kv_stages=3), AttnConfig(block_n=64, kv_stages=4))}
+    SOLUTION, AttnConfig(overlap=True), AttnConfig(overlap=True, pingpong=True), AttnConfig(),
+    AttnConfig(defer_pv=False))}
 
 
 @gluon.jit
-def _kv_blocks(pid_m, S, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
-    """``(unmasked, total)`` key blocks of query tile ``pid_m``: blocks ``[0, unmasked)`` need no
-    mask, ``[unmasked, total)`` cross the diagonal."""
-    if CAUSAL:
-        unmasked = (pid_m * 128) // BLOCK_N
-        total = ((pid_m + 1) * 128) // BLOCK_N
-    else:
-        unmasked = S // BLOCK_N
-        total = unmasked
-    return unmasked, total
-
-
-@gluon.jit
-def _producer(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empty,
+def _producer(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty, v_empty,
               q_row, kv_row, pid_m, S, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr, CAUSAL: gl.constexpr):
-    """One warp: the query tile once, then every key block's K and V into the ring."""
+    """One warp: the query tile once, then every key block's K and V into the ring (a stage's K
+    slot and V slot are freed separately: K once its ``Q K^T`` retired, V once its ``P V`` did)."""
     mbarrier.expect(q_ready, q_desc.block_type.nbytes)
     tma_load(q_desc, [q_row, 0], q_ready, q_smem)  # [128, D]
-    _, total = _kv_blocks(pid_m, S, BLOCK_N, CAUSAL)
+    _, total = kv_blocks(pid_m, S, BLOCK_N, CAUSAL)
     for j in range(total):
         s = j % KV_STAGES
-        mbarrier.wait(kv_empty.index(s), ((j // KV_STAGES) & 1) ^ 1)
+        free_phase = ((j // KV_STAGES) & 1) ^ 1
+        mbarrier.wait(k_empty.index(s), free_phase)
         mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
         tma_load(k_desc, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_bufs.index(s))
+        mbarrier.wait(v_empty.index(s), free_phase)
         mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
         tma_load(v_desc, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_bufs.index(s))
 
 
 @gluon.jit
-def _attend(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, kv_empty, row0, qk_scale,
-            s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr, ROWS: gl.constexpr,
-            BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr, MASKED: gl.constexpr, DEFER_PV: gl.constexpr):
-    """Fold key block ``j`` into ``(acc, m_i, l_i)``; ``MASKED`` applies the causal mask.
-
-    With ``DEFER_PV`` the ``P V`` wgmma of block ``j`` is left in flight (``acc`` is then its
-    async accumulator) and retired by the next block's wait, so it queues behind this block's
-    ``Q K^T`` on the tensor cores; its stage is freed one block later."""
-    s = j % KV_STAGES
-    phase = (j // KV_STAGES) & 1
-    mbarrier.wait(k_ready.index(s), phase)
-    zero = gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout)
-    scores = warpgroup_mma(q, k_bufs.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)  # [64, BN]
-    if DEFER_PV:
-        scores, acc = warpgroup_mma_wait(num_outstanding=0, deps=(scores, acc))
-        mbarrier.arrive(kv_empty.index((j + KV_STAGES - 1) % KV_STAGES), pred=j > 0)  # block j-1's P V retired
-    else:
-        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
-    scores = scores * qk_scale  # log2 domain: exp2(x * log2(e) / sqrt(D)) = exp(x / sqrt(D))
-    if MASKED:
-        rows = row0 + gl.arange(0, ROWS, gl.SliceLayout(1, s_layout))
-        cols = j * BLOCK_N + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
-        scores = gl.where(cols[None, :] <= rows[:, None], scores, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(scores, 1))
-    p = gl.exp2(scores - m_new[:, None])  # [64, BN]
-    alpha = gl.exp2(m_i - m_new)
-    l_i = l_i * alpha + gl.sum(p, 1)
-    acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
-    p_op = gl.convert_layout(p.to(gl.bfloat16), p_layout)
-    mbarrier.wait(v_ready.index(s), phase)
-    acc = warpgroup_mma(p_op, v_bufs.index(s), acc, is_async=True)  # [64, D]
-    if not DEFER_PV:
-        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-        mbarrier.arrive(kv_empty.index(s))
-    return acc, m_new, l_i
-
-
-@gluon.jit
-def _consumer(o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empty, q_row, pid_m, S, qk_scale,
-              WG: gl.constexpr, HEAD_D: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
-              CAUSAL: gl.constexpr, DEFER_PV: gl.constexpr):
+def _consumer(o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty, v_empty, sched, q_row, pid_m, S,
+              qk_scale, WG: gl.constexpr, HEAD_D: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
+              CAUSAL: gl.constexpr, DEFER_PV: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
+              FUSED_SCALE: gl.constexpr):
     """One warpgroup: 64 query rows through every key block, then their slice of the output."""
     ROWS: gl.constexpr = 64
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -168,21 +141,17 @@ def _consumer(o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empt
     q = q_smem.slice(WG * ROWS, ROWS)  # [64, D]
     row0 = pid_m * 128 + WG * ROWS  # first query row of this warpgroup within its head
     acc = gl.zeros([ROWS, HEAD_D], gl.float32, o_layout)
-    if DEFER_PV:
-        acc = warpgroup_mma_init(acc)  # carried as an async accumulator
     m_i = gl.full([ROWS], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([ROWS], gl.float32, gl.SliceLayout(1, s_layout))
     mbarrier.wait(q_ready, 0)
-    unmasked, total = _kv_blocks(pid_m, S, BLOCK_N, CAUSAL)
-    for j in range(unmasked):
-        acc, m_i, l_i = _attend(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, kv_empty, row0, qk_scale,
-                                s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, False, DEFER_PV)
-    for j in range(unmasked, total):
-        acc, m_i, l_i = _attend(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, kv_empty, row0, qk_scale,
-                                s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, True, DEFER_PV)
-    if DEFER_PV:
-        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-        mbarrier.arrive(kv_empty.index((total + KV_STAGES - 1) % KV_STAGES), pred=total > 0)
+    if OVERLAP:
+        acc, l_i = overlap_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, sched, row0,
+                                 pid_m, S, qk_scale, s_layout, o_layout, p_layout, WG, ROWS, BLOCK_N, KV_STAGES,
+                                 CAUSAL, PINGPONG, FUSED_SCALE)
+    else:
+        acc, l_i = deferred_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, row0, pid_m,
+                                  S, qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, CAUSAL,
+                                  DEFER_PV)
     out = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
     q.store(out.to(o_desc.dtype))  # every wgmma that read Q has retired
     fence_async_shared()
@@ -193,7 +162,8 @@ def _consumer(o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empt
 @gluon.jit
 def ws_attention_kernel(q_desc, k_desc, v_desc, o_desc, H, GROUP, S, qk_scale,
                         HEAD_D: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                        DEFER_PV: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
+                        DEFER_PV: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
+                        FUSED_SCALE: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
     """One program per (query tile, batch x head); grid ``(S / 128, B * H)``."""
     pid_m = gl.program_id(0)
     if CAUSAL:
@@ -208,25 +178,42 @@ def ws_attention_kernel(q_desc, k_desc, v_desc, o_desc, H, GROUP, S, qk_scale,
     q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [KV_STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [KV_STAGES, 1], mbarrier.MBarrierLayout())
-    kv_empty = gl.allocate_shared_memory(gl.int64, [KV_STAGES, 1], mbarrier.MBarrierLayout())
+    k_empty = gl.allocate_shared_memory(gl.int64, [KV_STAGES, 1], mbarrier.MBarrierLayout())
+    v_empty = gl.allocate_shared_memory(gl.int64, [KV_STAGES, 1], mbarrier.MBarrierLayout())
+    sched = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # ping-pong turns
     mbarrier.init(q_ready, count=1)
     for i in gl.static_range(KV_STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=2)  # both consumers read every stage
+        mbarrier.init(k_empty.index(i), count=2)  # both consumers read every stage
+        mbarrier.init(v_empty.index(i), count=2)
+    for i in gl.static_range(2):
+        mbarrier.init(sched.index(i), count=1)
 
     gl.warp_specialize([
-        (_consumer, (o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empty, q_row, pid_m, S, qk_scale,
-                     0, HEAD_D, BLOCK_N, KV_STAGES, CAUSAL, DEFER_PV)),
-        (_consumer, (o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empty, q_row, pid_m, S, qk_scale,
-                     1, HEAD_D, BLOCK_N, KV_STAGES, CAUSAL, DEFER_PV)),
-        (_producer, (q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, kv_empty,
+        (_consumer, (o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty, v_empty, sched, q_row, pid_m,
+                     S, qk_scale, 0, HEAD_D, BLOCK_N, KV_STAGES, CAUSAL, DEFER_PV, OVERLAP, PINGPONG, FUSED_SCALE)),
+        (_consumer, (o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty, v_empty, sched, q_row, pid_m,
+                     S, qk_scale, 1, HEAD_D, BLOCK_N, KV_STAGES, CAUSAL, DEFER_PV, OVERLAP, PINGPONG, FUSED_SCALE)),
+        (_producer, (q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty, v_empty,
                      q_row, kv_row, pid_m, S, BLOCK_N, KV_STAGES, CAUSAL)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
 
 
 def shared_layout(block: list[int]) -> gl.NVMMASharedLayout:
     return gl.NVMMASharedLayout.get_default_for(block, gl.bfloat16)
+
+
+def serves(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, config: AttnConfig) -> bool:
+    """Whether ``attention`` runs these tensors with ``config``: a Hopper GPU and ``check_inputs``'s
+    shapes, dtypes and layouts."""
+    if not (q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9):
+        return False
+    try:
+        check_inputs(q, k, v, config)
+    except (ValueError, TypeError, RuntimeError):
+        return False
+    return True
 
 
 def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, config: AttnConfig) -> int:
@@ -265,10 +252,20 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
              for t, blk in ((q, q_block), (k, kv_block), (v, kv_block), (o, o_block))]
     ws_attention_kernel[(s // BLOCK_M, b * h)](
         *descs, h, group, s, LOG2E / math.sqrt(d), d, config.block_n, config.kv_stages, causal, config.defer_pv,
-        PRODUCER_REGS, CONSUMER_REGS, num_warps=4, maxnreg=MAXNREG)
+        config.overlap, config.pingpong, config.fused_scale, PRODUCER_REGS, CONSUMER_REGS, num_warps=4, maxnreg=MAXNREG)
     return o
 
 
 def attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """``attention(q, k, v, causal=True)``: the unit's solution callable."""
     return attention(q, k, v, causal=True)
+
+
+def attention_or_twin(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                      config: AttnConfig | None = None) -> torch.Tensor:
+    """``attention`` where it runs (``serves``), else ``units.online_softmax``'s Triton flash
+    attention (the CPU interpreter, S not a multiple of 128, other D): the attention experts' call."""
+    config = config or SOLUTION
+    if serves(q, k, v, config):
+        return attention(q, k, v, causal, config)
+    return flash_attention(q, k, v, causal=causal)

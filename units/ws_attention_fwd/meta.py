@@ -30,18 +30,20 @@ UNIT = Unit(
     summary=(
         "A producer warp streams K and V by TMA through an mbarrier ring while two consumer "
         "warpgroups of 64 query rows each run Q K^T on wgmma, the online softmax in registers and "
-        "P V on wgmma with P kept in registers, one warpgroup's softmax overlapping the other's "
-        "MMAs; each block's P V stays in flight behind the next block's Q K^T."
+        "P V on wgmma with P kept in registers; each warpgroup issues block j's Q K^T with block "
+        "j-1's P V and runs block j's softmax while that P V computes (FlashAttention-3's "
+        "intra-warpgroup pipeline), and the two warpgroups' softmax and MMAs interleave."
     ),
     metric=Metric(
         name="achieved_tflops",
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*B*H*S*S*D (causal) over the launch-hidden CUDA-event median at B4 H32 HKV32 S4096 D128 bf16",
-        # 1.15 = cuDNN parity from the naive's 0.87x (issue 21's attention target). Not reached: on
-        # the H200 (2026-12-01, evals/results/units-gluon-h200-2026-12-01.json) the solution ran
-        # 453 TFLOP/s against the naive's 480 (0.94x) and cuDNN's 517; the unit fails its margin.
-        min_margin=1.15,
+        # 1.08 = cuDNN parity over the naive twin, which ran 0.92-0.93x cuDNN in the H200 checks of
+        # 2026-12-03 (evals/results/units-gluon-attn-fma-h200-2026-12-03.json: solution 532, naive
+        # 485, cuDNN 518 TFLOP/s); the harness measured the solution at 1.16x its naive (607 and
+        # 524 TFLOP/s, evals/results/units-attn-h200-2026-12-03.json).
+        min_margin=1.08,
     ),
     solution="units.ws_attention_fwd.kernel:attention_causal",
     naive="units.ws_attention_fwd.naive:attention_causal",

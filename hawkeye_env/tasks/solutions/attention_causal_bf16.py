@@ -1,13 +1,16 @@
-"""Expert solution for ``attention_causal_bf16``: causal flash attention, forward.
+"""Expert solution for ``attention_causal_bf16``: the ``ws_attention_fwd`` unit's warp-specialized
+Gluon kernel on a Hopper GPU, ``units.online_softmax``'s Triton flash attention elsewhere.
 
-``units.online_softmax.attention.flash_attention`` with ``causal=True`` and the unit's defaults:
-one program per 128 queries of a (batch, head) streams K and V in 128-key blocks with an online
-softmax in float32 (the ``[S, S]`` scores never exist), skips the KV blocks above the diagonal and
-masks only the diagonal block; Q, K, V load and O stores through TMA descriptors on Hopper, and
-the ``1/sqrt(D)`` scale rides in the exponent's fused multiply-add. In the H200 attention sweep
-(2026-11-30, B4 H32 S4096 D128) this configuration ran 449 TFLOP/s, 0.87x SDPA-cuDNN and 1.47x
-SDPA-flash, where a 128x64 pointer-tile kernel ran 395 TFLOP/s (0.76x cuDNN) in the same sweep
-(BENCHMARKS.md, Attention sweep; the task's own ratios are the task suite table).
+On CUDA (``attention_or_twin``): one TMA producer warp streams K and V through an mbarrier ring;
+two consumer warpgroups of 64 query rows each run FlashAttention-3's intra-warpgroup pipeline
+(block j's ``Q K^T`` and block j-1's ``P V`` issued together on wgmma, block j's online softmax in
+float32 registers while that ``P V`` computes, P fed to wgmma from registers); KV blocks above the
+diagonal are skipped, only the diagonal block is masked, the longest rows are scheduled first
+(``units/ws_attention_fwd/README.md``). Judged on the H200 (2026-12-03,
+``evals/results/tasks-attn-fma-h200-2026-12-03.json``, three verdicts): 0.917 ms, 1.01x SDPA-cuDNN
+and 1.84x SDPA-flash, where the Triton kernel ran 0.87x cuDNN. The Gluon kernel needs S a multiple
+of 128 and D 64 or 128, and Gluon has no interpreter, so at other shapes and on the CPU the Triton
+kernel (128x128 tiles, the same skipping and masking) computes the same maths.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from units.online_softmax.attention import flash_attention
+from units.ws_attention_fwd.kernel import attention_or_twin
 
 
 class ModelNew(nn.Module):
@@ -23,4 +26,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return flash_attention(q, k, v, causal=True)
+        return attention_or_twin(q, k, v, causal=True)

@@ -1,9 +1,14 @@
-"""Expert solution for ``attention_gqa_bf16``: causal flash attention with grouped KV heads.
+"""Expert solution for ``attention_gqa_bf16``: causal attention with grouped KV heads, the
+``ws_attention_fwd`` unit's warp-specialized Gluon kernel on a Hopper GPU, ``units.online_softmax``'s
+Triton flash attention elsewhere.
 
-``units.online_softmax.attention.flash_attention`` with ``causal=True``: query head ``h`` reads
-key/value head ``h // (Hq // Hkv)`` through its pointer arithmetic, so K and V are never copied per
-query head (the four query heads of a KV head hit the same K/V lines in L2). KV blocks above the
-diagonal are skipped and the longest rows are scheduled first.
+Query head ``h`` reads key/value head ``h // (Hq // Hkv)`` through the TMA coordinates, so K and V
+are never copied per query head (the query heads of a KV head hit the same K/V lines in L2). On
+CUDA (``attention_or_twin``) the kernel is ``attention_causal_bf16``'s: a TMA producer warp, two
+consumer warpgroups running FlashAttention-3's intra-warpgroup pipeline, KV blocks above the
+diagonal skipped. Judged on the H200 (2026-12-03, ``evals/results/tasks-attn-fma-h200-2026-12-03.json``,
+three verdicts): 0.911 ms, 1.01x SDPA-cuDNN (``enable_gqa``), where the Triton kernel ran 0.85x.
+At S not a multiple of 128, other D and on the CPU the Triton kernel computes the same maths.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from units.online_softmax.attention import flash_attention
+from units.ws_attention_fwd.kernel import attention_or_twin
 
 
 class ModelNew(nn.Module):
@@ -19,4 +24,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return flash_attention(q, k, v, causal=True)
+        return attention_or_twin(q, k, v, causal=True)
