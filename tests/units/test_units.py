@@ -181,15 +181,17 @@ def test_unit_context_respects_budget():
 
 
 def test_every_relevant_unit_is_named_in_the_default_context():
-    """Within the default budget a GEMM or FP8 task's context names every unit serving its tags,
-    the Gluon warp-specialized units among them."""
-    for task in ("gemm_8192_bf16", "gemm_narrow_bf16", "fp8_gemm_per_tensor", "gemm_bf16"):
+    """Within the default budget a GEMM, FP8 or attention task's context names every unit serving its
+    tags, the Gluon warp-specialized units among them."""
+    for task in ("gemm_8192_bf16", "gemm_narrow_bf16", "fp8_gemm_per_tensor", "gemm_bf16", "attention_causal_bf16",
+                 "attention_gqa_bf16"):
         tags = get_task(task).tags
         context = unit_context(tags, "docs", CONTEXT_BUDGET_CHARS)
         assert len(context) <= CONTEXT_BUDGET_CHARS
         assert all(f"units/{u.name}" in context for u in units_for_tags(tags)), task
     assert "units/ws_persistent_gemm" in unit_context(get_task("gemm_8192_bf16").tags, "docs", CONTEXT_BUDGET_CHARS)
     assert "units/ws_fp8_gemm" in unit_context(get_task("fp8_gemm_per_tensor").tags, "docs", CONTEXT_BUDGET_CHARS)
+    assert "units/ws_attention_fwd" in unit_context(get_task("attention_gqa_bf16").tags, "docs", CONTEXT_BUDGET_CHARS)
 
 
 def test_taxonomy_covers_every_strategy_of_the_issue():

@@ -90,9 +90,10 @@ class AttnConfig:
 
     @property
     def name(self) -> str:
-        tail = ("_overlap" + ("_pingpong" if self.pingpong else "") + ("_fma" if self.fused_scale else "")
-                ) if self.overlap else (
-            "_defer" if self.defer_pv else "")
+        if self.overlap:
+            tail = "_overlap" + ("_pingpong" if self.pingpong else "") + ("_fma" if self.fused_scale else "")
+        else:
+            tail = "_defer" if self.defer_pv else ""
         return f"{BLOCK_M}x{self.block_n}_kv{self.kv_stages}" + tail
 
 
@@ -146,12 +147,12 @@ def _consumer(o_desc, q_smem, k_bufs, v_bufs, q_ready, k_ready, v_ready, k_empty
     mbarrier.wait(q_ready, 0)
     if OVERLAP:
         acc, l_i = overlap_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, sched, row0,
-                                 pid_m, S, qk_scale, s_layout, o_layout, p_layout, WG, ROWS, BLOCK_N, KV_STAGES,
-                                 CAUSAL, PINGPONG, FUSED_SCALE)
+                                pid_m, S, qk_scale, s_layout, o_layout, p_layout, WG, ROWS, BLOCK_N, KV_STAGES,
+                                CAUSAL, PINGPONG, FUSED_SCALE)
     else:
         acc, l_i = deferred_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, row0, pid_m,
-                                  S, qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, CAUSAL,
-                                  DEFER_PV)
+                                 S, qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, CAUSAL,
+                                 DEFER_PV)
     out = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
     q.store(out.to(o_desc.dtype))  # every wgmma that read Q has retired
     fence_async_shared()

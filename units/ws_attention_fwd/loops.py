@@ -61,8 +61,8 @@ def attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty,
         mbarrier.arrive(v_empty.index(prev), pred=j > 0)
     else:
         scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
-    p_op, alpha, m_new, l_i = online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS, BLOCK_N,
-                                       MASKED, False)
+    p_op, alpha, m_new, l_i = online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS,
+                                             BLOCK_N, MASKED, False)
     acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
     mbarrier.wait(v_ready.index(s), phase)
     acc = warpgroup_mma(p_op, v_bufs.index(s), acc, is_async=True)  # [64, D]
@@ -75,19 +75,21 @@ def attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty,
 
 @gluon.jit
 def deferred_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, row0, pid_m, S, qk_scale,
-                   s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr, ROWS: gl.constexpr,
-                   BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr, CAUSAL: gl.constexpr, DEFER_PV: gl.constexpr):
+                  s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr, ROWS: gl.constexpr,
+                  BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr, CAUSAL: gl.constexpr, DEFER_PV: gl.constexpr):
     """Every key block through ``attend_block`` (unmasked blocks, then the diagonal ones). Returns the
     retired ``acc`` and ``l``."""
     if DEFER_PV:
         acc = warpgroup_mma_init(acc)  # carried as an async accumulator
     unmasked, total = kv_blocks(pid_m, S, BLOCK_N, CAUSAL)
     for j in range(unmasked):
-        acc, m_i, l_i = attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, row0,
-                                qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, False, DEFER_PV)
+        acc, m_i, l_i = attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty,
+                                     row0, qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, False,
+                                     DEFER_PV)
     for j in range(unmasked, total):
-        acc, m_i, l_i = attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, row0,
-                                qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, True, DEFER_PV)
+        acc, m_i, l_i = attend_block(j, acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty,
+                                     row0, qk_scale, s_layout, o_layout, p_layout, ROWS, BLOCK_N, KV_STAGES, True,
+                                     DEFER_PV)
     if DEFER_PV:
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
         last = (total + KV_STAGES - 1) % KV_STAGES
@@ -98,7 +100,7 @@ def deferred_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v
 
 @gluon.jit
 def issue_qk(j, q, k_bufs, k_ready, s_layout: gl.constexpr, ROWS: gl.constexpr, BLOCK_N: gl.constexpr,
-              KV_STAGES: gl.constexpr):
+             KV_STAGES: gl.constexpr):
     """Wait for key block ``j`` and issue ``S = Q K_j^T`` (``[64, BLOCK_N]`` float32, async)."""
     s = j % KV_STAGES
     mbarrier.wait(k_ready.index(s), (j // KV_STAGES) & 1)
@@ -108,9 +110,10 @@ def issue_qk(j, q, k_bufs, k_ready, s_layout: gl.constexpr, ROWS: gl.constexpr, 
 
 @gluon.jit
 def online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout: gl.constexpr, p_layout: gl.constexpr,
-             ROWS: gl.constexpr, BLOCK_N: gl.constexpr, MASKED: gl.constexpr, FUSED_SCALE: gl.constexpr):
-    """Online softmax of block ``j``'s scores: ``(P as the P V wgmma's A operand in bf16, alpha =
-    exp2(m_old - m_new), m_new, l)``; ``MASKED`` applies the causal mask (exact on any block).
+                   ROWS: gl.constexpr, BLOCK_N: gl.constexpr, MASKED: gl.constexpr, FUSED_SCALE: gl.constexpr):
+    """Online softmax of block ``j``'s scores: ``(P as the P V wgmma's A operand in bf16, alpha (the
+    factor of the old O and l: exp2 of the max's change, scaled), m_new, l)``; ``MASKED`` applies
+    the causal mask (exact on any block).
     ``FUSED_SCALE`` keeps ``m`` in raw score units and folds the scale into the exponent's
     argument (``s * c - m * c``, one FMA an element) instead of scaling the scores first."""
     if not FUSED_SCALE:
@@ -132,9 +135,9 @@ def online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout: gl.constexpr, 
 
 @gluon.jit
 def overlap_step(j, acc, p_prev, alpha_prev, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty,
-                  sched, row0, qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
-                  WG: gl.constexpr, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
-                  MASKED: gl.constexpr, PINGPONG: gl.constexpr, FUSED_SCALE: gl.constexpr):
+                 sched, row0, qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
+                 WG: gl.constexpr, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
+                 MASKED: gl.constexpr, PINGPONG: gl.constexpr, FUSED_SCALE: gl.constexpr):
     """Block ``j`` (>= 1): issue its ``Q K^T`` and block j-1's ``P V`` back to back, then run its
     softmax while that ``P V`` computes. ``acc`` comes in retired and goes out retired."""
     if PINGPONG:
@@ -148,8 +151,8 @@ def overlap_step(j, acc, p_prev, alpha_prev, m_i, l_i, q, k_bufs, v_bufs, k_read
         mbarrier.arrive(sched.index(1 - WG))  # the other warpgroup may issue its wgmmas
     scores = warpgroup_mma_wait(num_outstanding=1, deps=(scores,))  # Q K_j^T retired, P V in flight
     mbarrier.arrive(k_empty.index(j % KV_STAGES))
-    p, alpha, m_i, l_i = online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS, BLOCK_N, MASKED,
-                                  FUSED_SCALE)
+    p, alpha, m_i, l_i = online_softmax(j, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS, BLOCK_N,
+                                        MASKED, FUSED_SCALE)
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
     mbarrier.arrive(v_empty.index(prev))
     return acc, p, alpha, m_i, l_i
@@ -157,30 +160,30 @@ def overlap_step(j, acc, p_prev, alpha_prev, m_i, l_i, q, k_bufs, v_bufs, k_read
 
 @gluon.jit
 def overlap_loop(acc, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, sched, row0, pid_m, S,
-                  qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
-                  WG: gl.constexpr, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
-                  CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, FUSED_SCALE: gl.constexpr):
+                 qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
+                 WG: gl.constexpr, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
+                 CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, FUSED_SCALE: gl.constexpr):
     """Every key block through ``overlap_step``: block 0's ``Q K^T`` and softmax first, the last
     block's ``P V`` after the loop. Returns the retired ``acc`` and ``l``."""
     unmasked, total = kv_blocks(pid_m, S, BLOCK_N, CAUSAL)
     scores = issue_qk(0, q, k_bufs, k_ready, s_layout, ROWS, BLOCK_N, KV_STAGES)
     scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
     mbarrier.arrive(k_empty.index(0))
-    p, alpha, m_i, l_i = online_softmax(0, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS, BLOCK_N, CAUSAL,
-                                  FUSED_SCALE)
+    p, alpha, m_i, l_i = online_softmax(0, scores, m_i, l_i, row0, qk_scale, s_layout, p_layout, ROWS, BLOCK_N,
+                                        CAUSAL, FUSED_SCALE)
     if PINGPONG:
         if WG == 1:
             mbarrier.arrive(sched.index(0))  # warpgroup 0 issues first
     for j in range(1, unmasked):
         acc, p, alpha, m_i, l_i = overlap_step(j, acc, p, alpha, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready,
-                                                k_empty, v_empty, sched, row0, qk_scale, s_layout, o_layout,
-                                                p_layout, WG, ROWS, BLOCK_N, KV_STAGES, False, PINGPONG,
-                                                FUSED_SCALE)
+                                               k_empty, v_empty, sched, row0, qk_scale, s_layout, o_layout,
+                                               p_layout, WG, ROWS, BLOCK_N, KV_STAGES, False, PINGPONG,
+                                               FUSED_SCALE)
     for j in range(gl.maximum(unmasked, 1), total):
         acc, p, alpha, m_i, l_i = overlap_step(j, acc, p, alpha, m_i, l_i, q, k_bufs, v_bufs, k_ready, v_ready,
-                                                k_empty, v_empty, sched, row0, qk_scale, s_layout, o_layout,
-                                                p_layout, WG, ROWS, BLOCK_N, KV_STAGES, True, PINGPONG,
-                                                FUSED_SCALE)
+                                               k_empty, v_empty, sched, row0, qk_scale, s_layout, o_layout,
+                                               p_layout, WG, ROWS, BLOCK_N, KV_STAGES, True, PINGPONG,
+                                               FUSED_SCALE)
     last = (total - 1) % KV_STAGES
     acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
     mbarrier.wait(v_ready.index(last), ((total - 1) // KV_STAGES) & 1)

@@ -26,7 +26,7 @@ UNIT = Unit(
     architecture="hopper",
     strategy="explicit warp specialization in Gluon for attention (TMA producer warp, two softmax/MMA warpgroups)",
     precisions=("bf16",),
-    tags=("gluon", "gluon_warp_specialization", "gluon_attention"),
+    tags=("gluon", "gluon_warp_specialization", "gluon_attention", "attention"),
     summary=(
         "A producer warp streams K and V by TMA through an mbarrier ring while two consumer "
         "warpgroups of 64 query rows each run Q K^T on wgmma, the online softmax in registers and "
