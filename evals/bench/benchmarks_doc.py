@@ -78,6 +78,10 @@ AREAS: tuple[Area, ...] = (
          H200_STACK),
     Area("gpu-tests-gluon", judge.gpu_tests, ("gpu-tests-gluon-replay-h200-2026-12-03.log",),
          "python -m pytest tests/gpu/test_gpu_replay.py -k gluon", H200_STACK),
+    Area("gpu-tests-gluon-attn", judge.gpu_tests,
+         ("gpu-tests-gluon-attn-h200-2026-12-03.log", "gpu-tests-gluon-attn-twin-h200-2026-12-03.log"),
+         "python -m pytest -q -rs tests/gpu/test_gpu_replay.py -k gluon tests/units/test_gluon_units.py; then "
+         "python -m pytest -q tests/units/test_gluon_units.py -k attention_or_twin", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),

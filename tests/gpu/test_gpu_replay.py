@@ -41,7 +41,7 @@ def test_expert_verdicts_come_from_the_replay(store, task):
 
 
 @pytest.mark.parametrize("task", ["fp8_gemm_per_tensor", "fp8_gemm_per_row", "linear_prefill_bf16",
-                                  "linear_large_bf16"])
+                                  "linear_large_bf16", "attention_causal_bf16", "attention_gqa_bf16", "attention_bf16"])
 def test_gluon_experts_are_recorded_and_replayed(store, task):
     """These experts launch a warp-specialized Gluon kernel with host TMA descriptors: the
     sandboxed worker records its compiled cubin and descriptor arguments, and the trusted replay

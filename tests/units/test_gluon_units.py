@@ -97,13 +97,15 @@ def test_the_attention_solution_keeps_its_wgmma_chain_asynchronous(compiled):
 
 def test_attention_or_twin_runs_the_triton_kernel_where_gluon_cannot():
     """The attention experts' call: on the CPU (no interpreter for Gluon) and at S not a multiple of
-    128, ``serves`` is false and the result is ``units.online_softmax``'s kernel's, bit for bit."""
+    128 on any device, ``serves`` is false and the result is ``units.online_softmax``'s kernel's,
+    bit for bit."""
     from units.online_softmax.attention import flash_attention
     from units.ws_attention_fwd.kernel import SOLUTION, attention_or_twin, serves
 
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     g = torch.Generator().manual_seed(0)
-    q = torch.randn(1, 4, 130, 64, generator=g).to(torch.bfloat16)
-    k, v = (torch.randn(1, 2, 130, 64, generator=g).to(torch.bfloat16) for _ in range(2))
+    q = torch.randn(1, 4, 130, 64, generator=g).to(device, torch.bfloat16)
+    k, v = (torch.randn(1, 2, 130, 64, generator=g).to(device, torch.bfloat16) for _ in range(2))
     assert not serves(q, k, v, SOLUTION)
     for causal in (True, False):
         assert torch.equal(attention_or_twin(q, k, v, causal), flash_attention(q, k, v, causal=causal))
