@@ -47,7 +47,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from units.gluon_compat import tma_load, tma_store
+from units.gluon_compat import on_hopper, tma_load, tma_store
 from units.online_softmax.attention import flash_attention
 from units.ws_attention_fwd.loops import deferred_loop, kv_blocks, overlap_loop
 
@@ -208,7 +208,7 @@ def shared_layout(block: list[int]) -> gl.NVMMASharedLayout:
 def serves(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, config: AttnConfig) -> bool:
     """Whether ``attention`` runs these tensors with ``config``: a Hopper GPU and ``check_inputs``'s
     shapes, dtypes and layouts."""
-    if not (q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9):
+    if not on_hopper(q):
         return False
     try:
         check_inputs(q, k, v, config)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import torch
 
 from units.fp8_scaled_gemm import kernel as triton_fp8
+from units.gluon_compat import on_hopper
 from units.ws_persistent_gemm.kernel import (
     COOPERATIVE,
     ROW_SCALES,
@@ -44,7 +45,6 @@ from units.ws_persistent_gemm.kernel import (
     WsGemmConfig,
     check_operands,
     launch,
-    on_hopper,
 )
 from units.ws_persistent_gemm.kernel import fits_tma as ws_fits_tma
 

@@ -57,7 +57,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from units.gluon_compat import tma_load, tma_store
+from units.gluon_compat import on_hopper, tma_load, tma_store
 from units.persistent_splitk.kernel import matmul_persistent
 
 COOPERATIVE, PINGPONG = 0, 1
@@ -322,12 +322,6 @@ def fits_tma(a: torch.Tensor, b: torch.Tensor, copies_b: bool = False) -> bool:
     except ValueError:
         return False
     return True
-
-
-def on_hopper(t: torch.Tensor) -> bool:
-    """True when ``t`` lives on a Hopper GPU (compute capability 9.x), where this kernel's wgmma,
-    TMA and ``setmaxnreg`` exist."""
-    return t.device.type == "cuda" and torch.cuda.get_device_capability(t.device)[0] == 9
 
 
 def check_tma(name: str, t: torch.Tensor) -> None:
