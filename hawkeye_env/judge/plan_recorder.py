@@ -24,6 +24,7 @@ import json
 import threading
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_flatten
 
 from hawkeye_env.judge.dispatch_mode import JudgeDispatchMode
@@ -86,11 +87,15 @@ class PlanRecorder(JudgeDispatchMode):
         if self._const_bytes > MAX_CONST_BYTES:
             raise NotReplayable(f"the forward reads {self._const_bytes} bytes of tensors made before it "
                                 f"(over {MAX_CONST_BYTES}); make them inside forward or as parameters")
-        self.suspended += 1  # the copy below is the recorder's, not the forward's
+        # The copy below is the recorder's, not the forward's: no dispatch mode sees it, so neither
+        # this recorder nor the op guard outside it (``guards.OpRecorder``) counts it as the
+        # forward's ops (a constant would otherwise fail the op allowlist).
+        self.suspended += 1
         try:
-            raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
-            # an empty ``bytes`` pickles as a call of ``bytes()``, which torch.load(weights_only=True) refuses
-            data = raw.cpu().numpy().tobytes() if raw.numel() else bytearray()
+            with _disable_current_modes():
+                raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
+                # an empty ``bytes`` pickles as a call of ``bytes()``, which torch.load(weights_only=True) refuses
+                data = raw.cpu().numpy().tobytes() if raw.numel() else bytearray()
         finally:
             self.suspended -= 1
         return self._add(t, {"kind": "const", "device": t.device.type, "data": data})

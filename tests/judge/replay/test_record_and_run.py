@@ -77,6 +77,26 @@ def test_a_tensor_made_before_the_forward_travels_as_a_constant():
     assert torch.equal(PlanRunner(plan, [mul], {"w": torch.zeros(5)}, CPU, raw_pointers=False)(x)[0], x * table)
 
 
+def test_copying_a_constant_is_not_counted_as_the_forwards_ops():
+    """The recorder's snapshot of a constant (``set_``, a host copy) happens below every dispatch
+    mode, so the worker's op guard around the recorder sees only the forward's own ops: a
+    forward that launches on a cached workspace is not refused for ops it never called."""
+    from hawkeye_env.judge.guards import OpRecorder
+
+    table = torch.arange(5, dtype=torch.float32)
+
+    def with_table(rec, x, w):
+        out = torch.empty_like(x)
+        rec.launch(MUL, (1, 1, 1), (x, table, out, x.numel(), 64))
+        return [out]
+
+    x, w = torch.randn(2, 5), torch.randn(5)
+    with OpRecorder() as ops:
+        plan, _ = record(with_table, x, w)
+    assert [b["kind"] for b in plan["bases"]].count("const") == 1
+    assert not {"set_", "_to_copy"} & set(ops.ops), dict(ops.ops)
+
+
 def test_views_and_in_place_ops_replay_on_the_replays_own_storages():
     def viewy(rec, x, w):
         out = torch.zeros(x.shape[0] * 2, x.shape[1])
