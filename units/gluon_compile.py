@@ -7,7 +7,7 @@ solution's first); this module
 compiles them and reads back what a profiler would otherwise tell: threads per CTA (warp
 specialization shows as extra warps), registers per thread, spills and shared memory. ::
 
-    python -m units.gluon_compile [UNIT ...] [--solutions] [--json]
+    python -m units.gluon_compile [UNIT ...] [--solutions] [--json] [--shard K/N]
 
 Registers and spills come from ``ptxas -v`` rerun on the kernel's PTX; under warp specialization
 ptxas reports the launch's register count, and each partition's ``setmaxnreg`` value is read from
@@ -112,16 +112,26 @@ def gluon_units() -> list:
     return [u for u in list_units(include_on_paper=False) if u.language == "gluon"]
 
 
-def compile_unit(unit, solution_only: bool = False) -> list[dict]:
+def compile_unit(unit, solution_only: bool = False, shard: tuple[int, int] = (0, 1)) -> list[dict]:
     """``compile_case`` for every case of ``unit``'s ``compile_cases()`` (named in its meta; the
-    first case is the unit's solution), or for the first only."""
+    first case is the unit's solution), or for the first only; with ``shard = (k, n)`` only the
+    cases whose index is ``k`` modulo ``n`` (so ``n`` processes share the compiles)."""
     from units.index import resolve
 
     try:
         cases = resolve(unit.extra["compile_cases"])()
     except Exception:  # an import failure (another Triton's Gluon API) is reported, not raised
         return [{"name": f"{unit.name} (import)", "ok": False, "error": traceback.format_exc()}]
-    return [compile_case(c) for c in cases[:1 if solution_only else None]]
+    k, n = shard
+    return [compile_case(c) for i, c in enumerate(cases[:1 if solution_only else None]) if i % n == k]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N``; raises ``ValueError`` otherwise."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 0 <= int(k) < int(n):
+        raise ValueError(f"--shard wants K/N with 0 <= K < N, got {text!r}")
+    return int(k), int(n)
 
 
 def _line(r: dict) -> str:
@@ -136,11 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="Gluon units (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--solutions", action="store_true", help="only each unit's first case, its solution")
+    parser.add_argument("--shard", type=parse_shard, default=(0, 1),
+                        help="K/N: compile only the cases whose index in their unit is K modulo N")
     args = parser.parse_args(argv)
     from units.index import get_unit
 
     units = [get_unit(n) for n in args.names] if args.names else gluon_units()
-    results = {u.name: compile_unit(u, solution_only=args.solutions) for u in units}
+    results = {u.name: compile_unit(u, solution_only=args.solutions, shard=args.shard) for u in units}
     if args.json:
         print(json.dumps(results))
     else:

@@ -30,6 +30,9 @@ GLUON_IDS = [u.name for u in GLUON]
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
 # 12 warps: two 4-warp consumer warpgroups and a producer warp padded to a warpgroup.
 WS_THREADS = 384
+# Processes sharing the sm_90a compiles (CPU-bound: Triton's passes and ptxas). On the CI's two
+# cores the 22 cases took 58 s in one process, cold cache.
+COMPILE_SHARDS = 2
 
 
 def test_the_three_gluon_units_are_registered():
@@ -45,14 +48,29 @@ def _cases():
             for case in resolve(unit.extra["compile_cases"])()]
 
 
-def _compile(*flags: str) -> dict:
-    """``python -m units.gluon_compile --json`` in a fresh process without ``TRITON_INTERPRET``
-    (under the interpreter Triton's ``jit`` helpers that Gluon reductions call are not compilable)."""
+def _compile(*flags: str, shards: int = 1) -> dict:
+    """``python -m units.gluon_compile --json`` in ``shards`` fresh processes at once, each compiling
+    every ``shards``-th case (``--shard K/N``), without ``TRITON_INTERPRET`` (under the interpreter
+    Triton's ``jit`` helpers that Gluon reductions call are not compilable); the reports merged."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-m", "units.gluon_compile", "--json", *flags], cwd=UNITS_DIR.parent,
-                          env=env, capture_output=True, text=True, timeout=1800)
-    assert proc.stdout.strip(), proc.stderr[-3000:]
-    return {(unit, r["name"]): r for unit, cases in json.loads(proc.stdout).items() for r in cases}
+    procs = [subprocess.Popen([sys.executable, "-m", "units.gluon_compile", "--json", "--shard", f"{k}/{shards}",
+                               *flags], cwd=UNITS_DIR.parent, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in range(shards)]
+    merged = {}
+    for proc in procs:
+        out, err = proc.communicate(timeout=1800)
+        assert out.strip(), err[-3000:]
+        merged.update({(unit, r["name"]): r for unit, cases in json.loads(out).items() for r in cases})
+    return merged
+
+
+def test_the_shard_option_takes_k_of_n():
+    from units.gluon_compile import parse_shard
+
+    assert parse_shard("1/3") == (1, 3)
+    for bad in ("3/3", "1", "a/2", "-1/2"):
+        with pytest.raises(ValueError):
+            parse_shard(bad)
 
 
 def _check_compiled(report: dict) -> None:
@@ -65,7 +83,7 @@ def _check_compiled(report: dict) -> None:
 
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    return _compile()
+    return _compile(shards=COMPILE_SHARDS)
 
 
 def test_gluon_solutions_compile_for_sm90a(compiled):
