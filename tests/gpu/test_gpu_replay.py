@@ -53,6 +53,18 @@ def test_gluon_experts_are_recorded_and_replayed(store, task):
     assert v.profile["replay_wall_s"] > 0 and v.profile["replay.timing_s"] > 0
 
 
+@pytest.mark.parametrize("task", ["linear_decode_bf16", "gemm_skinny_bf16"])
+def test_a_workspace_made_before_the_forward_travels_as_a_constant(store, task):
+    """These experts' split-K kernel counts each tile's arrivals in an int32 buffer made on the first
+    call and reused (``units.persistent_splitk.kernel.arrival_counters``): the worker's recording
+    copies it as a constant without the copy counting as the forward's ops, the replay restores
+    it between calls, and the verdict is correct and timed."""
+    assert "fused_reduce" in solution_source(get_task(task))
+    v = _judge(store, task, solution_source(get_task(task)))
+    assert v.stage == Stage.CORRECT and v.timed, (v.violations, v.feedback)
+    assert v.versions["replay"] == "replay"
+
+
 def test_a_guard_bypass_is_judged_on_what_its_kernels_compute(store):
     """The answer computed with torch's Python dispatch off escapes the worker's op recorder;
     the replay runs only the recorded decoy kernel, whose outputs are zeros."""

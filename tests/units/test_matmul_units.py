@@ -217,6 +217,27 @@ def test_split_k_swap_ab_sums_the_same_partials():
     _rel_l2_ok(swap, a.double() @ b.double(), "swap_ab")
 
 
+@pytest.mark.parametrize("m, n, k, split_k, swap_ab", [(16, 70, 300, 2, True), (5, 130, 1100, 3, True),
+                                                      (33, 96, 520, 4, False), (1, 33, 200, 2, True)])
+def test_fused_reduce_gives_the_two_kernel_bits(m, n, k, split_k, swap_ab):
+    """``fused_reduce=True`` (the tile's last split sums the partials, no second kernel) returns the
+    same bits as the separate fixed-order reduction, at N and K off the tiles and NaN-poisoned
+    buffers, leaves every arrival count at 0, and a second call (counts reused) agrees again."""
+    from units.persistent_splitk.kernel import arrival_counters, matmul
+
+    g = torch.Generator().manual_seed(m + n)
+    a = torch.randn(m, k, generator=g).to(torch.bfloat16).to(DEVICE)
+    w = torch.randn(n, k, generator=g).to(torch.bfloat16).to(DEVICE)
+    call = functools.partial(matmul, block_m=16 if m <= 16 else 64, block_n=64, block_k=64, split_k=split_k,
+                             swap_ab=swap_ab)
+    two_kernels = _poisoned_call(call, a, w.t())
+    for _ in range(2):
+        fused = _poisoned_call(functools.partial(call, fused_reduce=True), a, w.t())
+        assert torch.equal(fused, two_kernels)
+        assert int(arrival_counters(a.device, 1).abs().sum()) == 0
+    _rel_l2_ok(fused, a.double() @ w.double().t(), f"fused M={m} split_k={split_k}")
+
+
 def _small_m_sweep():
     from evals.kerneldev.sweeps import small_m_gemm
 

@@ -2,7 +2,8 @@
 
 Strategy: when ``M x N`` has too few output tiles to fill the SMs (M=64, N=4096 gives 32 tiles for
 132 SMs), also split K into ``SPLIT_K`` ranges, write float32 partial tiles, and sum them in a fixed
-order with a second small kernel (deterministic, no atomics).
+order with a second small kernel (deterministic, no atomics), or (``fused_reduce=True``) in the
+tile's last program to finish, counted by one integer atomic per program (deterministic too).
 
 Two callables:
 
@@ -50,12 +51,14 @@ CPU_NUM_SMS = 4
 
 @triton.jit
 def _splitk_partial_kernel(
-    a_ptr, b_ptr, partial_ptr,
+    a_ptr, b_ptr, partial_ptr, c_ptr, arrivals_ptr,
     M, N, K, K_PER_SPLIT,
     stride_am, stride_ak, stride_bk, stride_bn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SWAP_AB: tl.constexpr,
+    SPLIT_K: tl.constexpr, FUSED: tl.constexpr,
 ):
-    """fp32 ``partial[s, m, n]`` for one ``[BM, BN]`` output tile over K split ``s``.
+    """fp32 ``partial[s, m, n]`` for one ``[BM, BN]`` output tile over K split ``s``; with ``FUSED``,
+    the tile's last split to finish also sums the partials into ``c`` (``_last_split_reduce``).
 
     ``SWAP_AB``: load the tiles transposed and compute ``C^T = B^T A^T``, ``[BN, BK] x [BK, BM]``,
     so the weight rows fill the MMA's M side (64 per Hopper warpgroup) and the few activation rows
@@ -100,6 +103,30 @@ def _splitk_partial_kernel(
     offs_cn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # [BN]
     p_ptrs = partial_ptr + pid_s.to(tl.int64) * M * N + offs_cm[:, None] * N + offs_cn[None, :]  # [BM, BN]
     tl.store(p_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    if FUSED:
+        _last_split_reduce(partial_ptr, c_ptr, arrivals_ptr + pid, offs_cm, offs_cn, M, N, BLOCK_M, BLOCK_N, SPLIT_K)
+
+
+@triton.jit
+def _last_split_reduce(partial_ptr, c_ptr, arrival_ptr, offs_cm, offs_cn, M, N,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr):
+    """The split-K reduction without a second kernel: each program of a tile, once its partial is
+    stored, counts itself in at ``arrival_ptr`` (int32, 0 at launch); the one that arrives last sums
+    ``partial[0..SPLIT_K)`` of the tile in index order, as ``_splitk_reduce_kernel`` does (so the
+    result is the same bits whichever program is last), stores bf16 ``c`` and puts the count back
+    to 0 for the next launch. The barrier orders every thread's partial store before the release of
+    the count (one thread performs a scalar atomic); the last program reads the other programs'
+    partials past L1 (``.cg``) after the acquire."""
+    tl.debug_barrier()
+    arrived = tl.atomic_add(arrival_ptr, 1, sem="acq_rel", scope="gpu")
+    if arrived == SPLIT_K - 1:
+        mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)  # [BM, BN]
+        tile = offs_cm[:, None] * N + offs_cn[None, :]  # [BM, BN]
+        total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for s in tl.static_range(SPLIT_K):
+            total += tl.load(partial_ptr + s * M * N + tile, mask=mask, other=0.0, cache_modifier=".cg")
+        tl.store(c_ptr + tile, total.to(c_ptr.dtype.element_ty), mask=mask)
+        tl.atomic_xchg(arrival_ptr, 0, sem="relaxed", scope="gpu")
 
 
 @triton.jit
@@ -176,7 +203,7 @@ def no_empty_split(k_tiles: int, split: int) -> int:
 def matmul(
     a: torch.Tensor, b: torch.Tensor, *, block_m: int = SPLIT_BLOCK_M, block_n: int = SPLIT_BLOCK_N,
     block_k: int = SPLIT_BLOCK_K, split_k: int | None = None, num_stages: int = SPLIT_STAGES,
-    num_warps: int = SPLIT_WARPS, swap_ab: bool = False,
+    num_warps: int = SPLIT_WARPS, swap_ab: bool = False, fused_reduce: bool = False,
 ) -> torch.Tensor:
     """``a [M, K] bf16 @ b [K, N] bf16 -> [M, N] bf16``: split-K partials in fp32, then a fixed-order sum.
 
@@ -189,6 +216,11 @@ def matmul(
     16-row ``[BM, BK] x [BK, BN]`` dot is too short for Hopper's wgmma (64 rows per warpgroup).
     Same tiles, grid, partials and fixed-order reduction; only the partial kernel's dot and loads
     change. H200 figures: the unit README (Variant: swap_ab).
+
+    ``fused_reduce=True`` drops the second kernel: the last program of each tile to finish sums
+    the tile's partials (``_last_split_reduce``; same fixed order, same bits), counting arrivals in
+    an int32 counter per tile that every launch leaves at 0 (``arrival_counters``). H200 figures:
+    the unit README (Variant: fused reduction).
     """
     _check(a, b)
     m, k = a.shape
@@ -202,16 +234,35 @@ def matmul(
     partial = torch.empty((split, m, n), dtype=torch.float32, device=a.device)
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), split)
+    fused = bool(fused_reduce) and split > 1
+    arrivals = arrival_counters(a.device, grid[0]) if fused else partial
     _splitk_partial_kernel[grid](
-        a, b, partial, m, n, k, k_per_split,
+        a, b, partial, c, arrivals, m, n, k, k_per_split,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, SWAP_AB=bool(swap_ab),
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, SWAP_AB=bool(swap_ab), SPLIT_K=split, FUSED=fused,
         num_stages=num_stages, num_warps=num_warps,
     )
-    _splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](
-        partial, c, m * n, SPLIT_K=split, BLOCK=REDUCE_BLOCK, num_warps=4,
-    )
+    if not fused:
+        _splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](
+            partial, c, m * n, SPLIT_K=split, BLOCK=REDUCE_BLOCK, num_warps=4,
+        )
     return c
+
+
+_ARRIVALS: dict[tuple, torch.Tensor] = {}
+
+
+def arrival_counters(device: torch.device, tiles: int) -> torch.Tensor:
+    """int32 ``[>= tiles]`` zeros for ``fused_reduce``'s per-tile arrival counts, one buffer per
+    device, made once and reused: every fused launch puts each count it raised back to 0, so the
+    next launch (stream-ordered after it) finds zeros without a memset launch. Fused launches on
+    two streams of one device at once would share the counts: keep them on one stream."""
+    key = (device.type, device.index)
+    found = _ARRIVALS.get(key)
+    if found is None or found.numel() < tiles:
+        found = torch.zeros(max(tiles, 256), dtype=torch.int32, device=device)
+        _ARRIVALS[key] = found
+    return found
 
 
 def matmul_persistent(

@@ -8,8 +8,9 @@ Run from the repository root. Two task shapes whose experts call the unit's ``ma
 bound by reading the weight; on device time (2026-12-03) the experts ran 0.93x and 0.96x cuBLAS.
 The sweep times cuBLAS (``torch.matmul``), the expert's configuration, and CONFIGS: ``swap_ab``
 (``C^T = B^T A^T``, weight rows on the MMA's 64-row M side, the M activation rows on its N side)
-against the plain dot, ``block_n`` weight rows per tile, ``block_k``, stages, warps, and ``split_k``
-(``None``: the unit's ``split_k_for``). ``block_m`` is all of M rounded up to a power of two, at
+against the plain dot, ``block_n`` weight rows per tile, ``block_k``, stages, warps, ``split_k``
+(``None``: the unit's ``split_k_for``) and ``fused_reduce`` (the tile's last split sums the
+partials instead of a second kernel). ``block_m`` is all of M rounded up to a power of two, at
 least 16 (``tl.dot``'s minimum), at most 64, so each weight tile is read once.
 
 Each configuration is checked once against ``torch.matmul`` of the float32 inputs (relative L2; bf16
@@ -39,32 +40,30 @@ SHAPES = (
     ("gemm_skinny", 64, 4096, 16384, False),
 )
 MAX_ERR = 1e-2
-KNOBS = ("swap_ab", "block_n", "block_k", "num_stages", "num_warps", "split_k")
+KNOBS = ("swap_ab", "block_n", "block_k", "num_stages", "num_warps", "split_k", "fused_reduce")
 # Most informative first: the plain dot at the unit's default split, then swapped tiles by grid
-# size, (N / block_n) * split_k programs against the H200's 132 SMs. On device time the weight
-# stream wants many loads in flight, so most rows split K 4-16 ways; shared memory per program is
+# size, (N / block_n) * split_k programs against the H200's 132 SMs, with and without the fused
+# reduction (the 2026-12-03 sweep's 16-way splits, 0.70-0.79x cuBLAS, are left out); shared memory per program is
 # stages * 2 * (block_n + block_m) * block_k bytes (<= 227 KiB at block_m 64, the skinny shape).
 CONFIGS = tuple(dict(zip(KNOBS, row)) for row in (
-    (False, 64, 128, 4, 4, None),
-    (True, 128, 128, 4, 4, 2),
-    (True, 128, 128, 4, 4, 4),
-    (True, 128, 128, 4, 4, 8),
-    (True, 128, 128, 4, 4, 16),
-    (True, 128, 128, 3, 4, 8),
-    (True, 128, 128, 4, 8, 8),
-    (True, 64, 128, 4, 4, 4),
-    (True, 64, 128, 4, 4, 8),
-    (True, 64, 128, 4, 4, 16),
-    (True, 64, 128, 6, 4, 8),
-    (True, 64, 256, 3, 4, 4),
-    (True, 64, 256, 3, 4, 8),
-    (True, 128, 64, 6, 4, 8),
-    (True, 128, 64, 6, 4, 16),
-    (True, 128, 256, 2, 8, 8),
-    (True, 256, 64, 4, 8, 8),
-    (True, 256, 128, 2, 8, 8),
-    (True, 64, 64, 8, 4, 16),
-    (True, 128, 128, 4, 4, None),
+    (False, 64, 128, 4, 4, None, False),
+    (True, 128, 128, 4, 4, 2, False),
+    (True, 128, 128, 4, 4, 2, True),
+    (True, 128, 128, 4, 4, 3, True),
+    (True, 128, 128, 4, 4, 4, True),
+    (True, 128, 128, 4, 4, 8, True),
+    (True, 64, 128, 4, 4, 4, True),
+    (True, 64, 128, 4, 4, 8, True),
+    (True, 128, 64, 6, 4, 8, True),
+    (True, 128, 128, 4, 4, 4, False),
+    (True, 128, 128, 4, 4, 8, False),
+    (True, 64, 128, 4, 4, 4, False),
+    (True, 64, 128, 4, 4, 8, False),
+    (True, 64, 256, 3, 4, 4, False),
+    (True, 128, 64, 6, 4, 8, False),
+    (True, 128, 256, 2, 8, 8, False),
+    (True, 256, 128, 2, 8, 8, False),
+    (True, 128, 128, 4, 4, None, False),
 ))
 BUDGET_S = 240.0
 
