@@ -82,13 +82,18 @@ AREAS: tuple[Area, ...] = (
          ("gpu-tests-gluon-attn-h200-2026-12-03.log", "gpu-tests-gluon-attn-twin-h200-2026-12-03.log"),
          "python -m pytest -q -rs tests/gpu/test_gpu_replay.py -k gluon tests/units/test_gluon_units.py; then "
          "python -m pytest -q tests/units/test_gluon_units.py -k attention_or_twin", H200_STACK),
+    Area("gpu-tests-replay-const", judge.gpu_tests,
+         ("gpu-tests-replay-const-h200-2026-12-04.log", "gpu-tests-splitk-fused-h200-2026-12-04.log"),
+         "python -m pytest -q tests/gpu/test_gpu_replay.py -k 'workspace or expert_verdicts'; then python -m pytest "
+         "-q tests/units/test_matmul_units.py -k 'fused or small_m or split_k' (on the H200's GPU)", H200_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),
     Area("judge-calibration-delta", judge.calibration_rates, ("judge-calibration-delta-h200-2026-12-03.json",
                                                               "judge-calibration-fp4-delta-h200-2026-12-03.json",
                                                               "judge-calibration-gla-long-h200-2026-12-03.json",
-                                                              "judge-calibration-attn-h200-2026-12-03.json")),
+                                                              "judge-calibration-attn-h200-2026-12-03.json",
+                                                              "judge-calibration-splitk-h200-2026-12-04.json")),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",)),
     Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
          {"driver": H200_STACK["driver"]}),
@@ -123,7 +128,8 @@ AREAS: tuple[Area, ...] = (
                                 "tasks-fp8-gluon-h200-2026-12-03.json", "tasks-gemm-gluon-h200-2026-12-03.json",
                                 "tasks-delta-h200-2026-12-03.json", "tasks-fp4-h200-2026-12-03.json",
                                 "tasks-gla-long-h200-2026-12-03.json", "tasks-attn-overlap-h200-2026-12-03.json",
-                                "tasks-attn-fma-h200-2026-12-03.json", "tasks-attn-fma2-h200-2026-12-03.json"), "",
+                                "tasks-attn-fma-h200-2026-12-03.json", "tasks-attn-fma2-h200-2026-12-03.json",
+                                "tasks-splitk-fused-h200-2026-12-04.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("suite-runs", judge.suite_across_runs,
          ("tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json"), "",
@@ -140,15 +146,21 @@ AREAS: tuple[Area, ...] = (
          "call, a CUDA-graph replay, torch.profiler kernel times and the host enqueue", H200_STACK),
     Area("vendor-profile", kerneldev.ncu_kernels,
          ("ncu-vendor-h200-2026-12-01.txt", "ncu-vendor-decode-h200-2026-12-01.txt",
-          "ncu-fp8-gluon-h200-2026-12-03.txt"),
+          "ncu-fp8-gluon-h200-2026-12-03.txt", "ncu-bf16-h200-2026-12-04.txt"),
          "ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel --section "
          "SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy --section "
          "LaunchStats --section MemoryWorkloadAnalysis python -m evals.kerneldev.vendor_profile "
          "linear_prefill_bf16:cublas attention_causal_bf16:sdpa_cudnn fp8_gemm_per_tensor:scaled_mm; then "
          "linear_prefill_bf16:cublas attention_decode_bf16:sdpa_flash with SpeedOfLight and LaunchStats; then "
          "(2026-12-03, the Gluon FP8 experts) the first sections and the gmma pipe metrics for "
-         "fp8_gemm_per_tensor:scaled_mm fp8_gemm_per_row:scaled_mm",
+         "fp8_gemm_per_tensor:scaled_mm fp8_gemm_per_row:scaled_mm; then (2026-12-04, the bf16 misses) the "
+         "six sections and --metrics breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,"
+         "dram__bytes_read.sum,dram__bytes_write.sum for gemm_bf16:cublas gemm_narrow_bf16:cublas "
+         "gemm_skinny_bf16:cublas linear_decode_bf16:cublas",
          H200_STACK),
+    Area("flush-probe", kerneldev.flush_probe, ("flush-probe-h200-2026-12-04.json",),
+         "python -m evals.kerneldev.flush_probe linear_decode_bf16:cublas gemm_skinny_bf16:cublas gemm_bf16:cublas "
+         "gemm_narrow_bf16:cublas (the experts then ran the fused split-K reduction at 2 splits)", H200_STACK),
     Area("units", kerneldev.units, ("units-h200-2026-11-30.json", "units-warp-specialization-h200-2026-11-30.json",
                                     "units-mxfp4-h200-2026-12-01.json", "units-fp4-h200-2026-12-03.json",
                                     "units-attn-h200-2026-12-03.json"), UNITS_CMD),
@@ -161,8 +173,10 @@ AREAS: tuple[Area, ...] = (
          "python -m evals.kerneldev.gluon_units_check --units ws_attention_fwd --no-harness"),
     Area("sweep-gemm", kerneldev.sweep, ("gemm-sweep-h200-2026-11-30.jsonl",),
          "python -m evals.kerneldev.sweeps.gemm", {"driver": H200_STACK["driver"]}),
-    Area("sweep-small-m", kerneldev.sweep, ("small-m-gemm-sweep-h200-2026-12-03.jsonl",),
-         "python -m evals.kerneldev.sweeps.small_m_gemm", {"driver": H200_STACK["driver"]}),
+    Area("sweep-small-m", kerneldev.sweep,
+         ("small-m-gemm-sweep-h200-2026-12-03.jsonl", "small-m-gemm-sweep-h200-2026-12-04.jsonl"),
+         "python -m evals.kerneldev.sweeps.small_m_gemm (2026-12-04: --budget-s 200 --rounds 3, with the fused "
+         "reduction)", {"driver": H200_STACK["driver"]}),
     Area("sweep-attention", kerneldev.sweep,
          ("attention-sweep-h200-2026-11-30.jsonl", "attention-causal-sweep-h200-2026-11-30.jsonl",
           "attention-decode-sweep-h200-2026-11-30.jsonl"),

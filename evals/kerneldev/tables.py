@@ -18,6 +18,7 @@ judge, suite and product ones are in ``evals.bench.tables``, with ``Loaded`` and
 * ``ncu_kernels``: Nsight Compute's text report of ``python -m evals.kerneldev.vendor_profile``;
   the kernels of a task's runner (``task:owner``) profiled in a later file replace every kernel an
   earlier file has for it (a rebuilt expert's new kernel replaces its old one).
+* ``flush_probe``: ``python -m evals.kerneldev.flush_probe``: each runner's time from each L2 state.
 """
 
 from __future__ import annotations
@@ -207,6 +208,9 @@ _NCU_METRICS = {
     "registers": re.compile(r"^\s+Registers Per Thread\s+\S+\s+([\d.,]+)", re.M),
     "shared": re.compile(r"^\s+Dynamic Shared Memory Per Block\s+(\S+)\s+([\d.,]+)", re.M),
     "clock": re.compile(r"^\s+SM Frequency\s+(\w+)\s+([\d.,]+)", re.M),
+    "tensor": re.compile(r"^\s+sm__pipe_tensor_cycles_active\.avg\.pct_of_peak_sustained_elapsed\s+%\s+([\d.,]+)",
+                         re.M),
+    "dram": re.compile(r"^\s+DRAM Throughput\s+%\s+([\d.,]+)", re.M),
 }
 
 
@@ -232,6 +236,9 @@ def _ncu_kernels(text: str) -> dict[str, dict]:
             k["shared_kb"] = _number(m.group(2)) * (1.0 if m.group(1).startswith("Kbyte") else 1e-3)
         if m := _NCU_METRICS["clock"].search(body):
             k["clock_ghz"] = _number(m.group(2))
+        for key in ("tensor", "dram"):
+            if m := _NCU_METRICS[key].search(body):
+                k[f"{key}_pct"] = _number(m.group(1))
         kernels[f"{task}:{owner}/{name}"] = k
     return kernels
 
@@ -249,10 +256,34 @@ def ncu_kernels(files: list[Loaded]) -> list[str]:
         name = k["kernel"] if len(k["kernel"]) <= 60 else k["kernel"][:57] + "..."
         rows.append([k["task"], k["owner"], f"`{name}`", fmt(k.get("duration_us"), ".1f"), fmt(k.get("sm_pct"), ".1f"),
                      f"{k['threads']}, {k['ctas']}", fmt(k.get("shared_kb"), ".0f"), str(k.get("registers", "-")),
-                     fmt(k.get("clock_ghz"), ".2f"), f"`{path.rsplit('/', 1)[-1]}`"])
+                     fmt(k.get("clock_ghz"), ".2f"), fmt(k.get("tensor_pct"), ".1f"), fmt(k.get("dram_pct"), ".1f"),
+                     f"`{path.rsplit('/', 1)[-1]}`"])
     header = ["task", "owner", "kernel", "duration us", "SM throughput %", "threads per CTA, CTAs",
-              "shared memory KB per CTA", "registers per thread", "SM clock GHz", "file"]
+              "shared memory KB per CTA", "registers per thread", "SM clock GHz", "tensor pipe busy %", "DRAM %",
+              "file"]
     return md_table(header, rows)
 
 
-__all__ = ["launch_diag", "launch_share", "ncu_kernels", "sweep", "units", "ws_pairs"]
+def flush_probe(files: list[Loaded]) -> list[str]:
+    """``python -m evals.kerneldev.flush_probe``: per task and owner, the median time and operand
+    bandwidth from each L2 state (the judge's dirty flush, a clean one, none), and each mode's
+    expert-over-vendor ratio."""
+    rows = []
+    for f in files:
+        by = {}
+        for r in f.data["rows"]:
+            by.setdefault((r["task"], r["owner"]), {})[r["mode"]] = r
+        for (task, owner), modes in by.items():
+            vendor = next(o for t, o in by if t == task and o != "expert")
+            ratio = [by[(task, vendor)][m]["median_ms"] / modes[m]["median_ms"] if owner == "expert" else None
+                     for m in ("dirty", "clean", "warm")]
+            rows.append([task, owner] + [f"{modes[m]['median_ms'] * 1e3:.1f} ({modes[m]['tb_s']:.2f})"
+                                         for m in ("dirty", "clean", "warm")]
+                        + [" / ".join(fmt(x, ".2f") for x in ratio) if owner == "expert" else "-",
+                           f"`{f.path.rsplit('/', 1)[-1]}`"])
+    header = ["task", "owner", "judge's dirty flush us (TB/s)", "clean flush us (TB/s)", "no flush us (TB/s)",
+              "expert vs vendor: dirty / clean / none", "file"]
+    return md_table(header, rows)
+
+
+__all__ = ["flush_probe", "launch_diag", "launch_share", "ncu_kernels", "sweep", "units", "ws_pairs"]

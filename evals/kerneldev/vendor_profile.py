@@ -60,17 +60,26 @@ def prepare(pairs: list[tuple[str, str]], device: str = "cuda") -> list[tuple[st
     return calls
 
 
+def pairs_on_cuda(items: list[str], tool: str) -> list[tuple[str, str]] | None:
+    """``parse_pairs(items)`` when a CUDA GPU is present; otherwise (or for a bad pair) the error on
+    stderr, naming ``tool``, and None (the caller exits 2)."""
+    try:
+        pairs = parse_pairs(items)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print(f"error: {tool} runs kernels on a CUDA GPU; none is available", file=sys.stderr)
+        return None
+    return pairs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="+", help="TASK:VENDOR, e.g. linear_prefill_bf16:cublas")
     args = parser.parse_args(argv)
-    try:
-        pairs = parse_pairs(args.pairs)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: vendor_profile runs kernels on a CUDA GPU; none is available", file=sys.stderr)
+    pairs = pairs_on_cuda(args.pairs, "vendor_profile")
+    if pairs is None:
         return 2
     calls = prepare(pairs)
     torch.cuda.synchronize()
