@@ -308,3 +308,41 @@ def test_linear_decode_expert_runs_its_swapped_tiles(monkeypatch):
     out = _poisoned_call(model, x)
     assert seen and seen[0]["swap_ab"] is True and seen[0]["split_k"] == 2
     _rel_l2_ok(out, x.double() @ model.weight.detach().double().t(), "linear_decode expert with swap_ab")
+
+
+FUSED_PTX_SCRIPT = """
+import json
+from units.persistent_splitk.kernel import _splitk_partial_kernel
+from units.triton_compile import compile_sm90
+sig = {n: "*bf16" for n in ("a_ptr", "b_ptr", "c_ptr")} | {"partial_ptr": "*fp32", "arrivals_ptr": "*i32"}
+sig |= {n: "i32" for n in ("M", "N", "K", "K_PER_SPLIT", "stride_am", "stride_ak", "stride_bk", "stride_bn")}
+const = {"BLOCK_M": 16, "BLOCK_N": 128, "BLOCK_K": 128, "SWAP_AB": True, "SPLIT_K": 2, "FUSED": True}
+print(json.dumps(compile_sm90(_splitk_partial_kernel, sig, const, num_stages=4).asm["ptx"]))
+"""
+
+
+def test_the_fused_reduction_orders_the_partials_before_the_last_split_reads_them():
+    """The decode expert's fused split-K kernel compiled for sm_90 (a fresh process without the
+    interpreter): every thread's partial store is behind a CTA barrier before one thread's
+    ``atom.acq_rel.gpu`` arrival, a barrier follows it (the count's broadcast), the last split
+    reads the partials past L1 (``ld.global.cg``) only after, and the count is put back to 0."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", FUSED_PTX_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ptx = json.loads(proc.stdout.strip().splitlines()[-1]).splitlines()
+    arrive = [i for i, line in enumerate(ptx) if re.search(r"atom\.global\.gpu\.acq_rel\.add", line)]
+    assert len(arrive) == 1 and ptx[arrive[0]].lstrip().startswith("@"), "one predicated (one-thread) arrival"
+    barriers = [i for i, line in enumerate(ptx) if "bar.sync" in line]
+    partial_stores = [i for i, line in enumerate(ptx[:arrive[0]]) if "st.global" in line]
+    partial_loads = [i for i, line in enumerate(ptx) if "ld.global.cg" in line]
+    assert partial_stores and any(max(partial_stores) < b < arrive[0] for b in barriers)
+    assert any(b > arrive[0] for b in barriers)
+    assert partial_loads and min(partial_loads) > min(b for b in barriers if b > arrive[0])
+    assert any(re.search(r"atom\.global\.gpu\.\w+\.exch", line) for line in ptx[max(partial_loads):])
