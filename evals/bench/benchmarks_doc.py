@@ -146,17 +146,16 @@ AREAS: tuple[Area, ...] = (
          "call, a CUDA-graph replay, torch.profiler kernel times and the host enqueue", H200_STACK),
     Area("vendor-profile", kerneldev.ncu_kernels,
          ("ncu-vendor-h200-2026-12-01.txt", "ncu-vendor-decode-h200-2026-12-01.txt",
-          "ncu-fp8-gluon-h200-2026-12-03.txt", "ncu-bf16-h200-2026-12-04.txt"),
+          "ncu-fp8-h200-2026-12-04.txt", "ncu-bf16-h200-2026-12-04.txt"),
          "ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel --section "
          "SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy --section "
          "LaunchStats --section MemoryWorkloadAnalysis python -m evals.kerneldev.vendor_profile "
          "linear_prefill_bf16:cublas attention_causal_bf16:sdpa_cudnn fp8_gemm_per_tensor:scaled_mm; then "
          "linear_prefill_bf16:cublas attention_decode_bf16:sdpa_flash with SpeedOfLight and LaunchStats; then "
-         "(2026-12-03, the Gluon FP8 experts) the first sections and the gmma pipe metrics for "
-         "fp8_gemm_per_tensor:scaled_mm fp8_gemm_per_row:scaled_mm; then (2026-12-04, the bf16 misses) the "
-         "six sections and --metrics breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,"
-         "dram__bytes_read.sum,dram__bytes_write.sum for gemm_bf16:cublas gemm_narrow_bf16:cublas "
-         "gemm_skinny_bf16:cublas linear_decode_bf16:cublas",
+         "(2026-12-04, the Gluon FP8 experts and the bf16 misses) the six sections and --metrics "
+         "breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum "
+         "for fp8_gemm_per_tensor:scaled_mm fp8_gemm_per_row:scaled_mm, then for gemm_bf16:cublas "
+         "gemm_narrow_bf16:cublas gemm_skinny_bf16:cublas linear_decode_bf16:cublas",
          H200_STACK),
     Area("flush-probe", kerneldev.flush_probe, ("flush-probe-h200-2026-12-04.json",),
          "python -m evals.kerneldev.flush_probe linear_decode_bf16:cublas gemm_skinny_bf16:cublas gemm_bf16:cublas "

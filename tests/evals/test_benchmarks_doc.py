@@ -221,15 +221,17 @@ def test_a_gpu_test_log_cut_by_its_time_limit_says_so():
 
 def test_a_later_profile_of_a_runner_replaces_its_earlier_kernels():
     """The FP8 expert was profiled as a Triton kernel, then rebuilt on a Gluon one: only the later
-    file's kernel stands for it, and runners the later file did not profile keep their rows."""
+    file's kernel stands for it, with the tensor pipe's busy share the later file records, and
+    runners the later file did not profile keep their rows."""
     from evals.bench.tables import Loaded
     from evals.kerneldev.tables import ncu_kernels
 
-    names = ("ncu-vendor-h200-2026-12-01.txt", "ncu-fp8-gluon-h200-2026-12-03.txt")
+    names = ("ncu-vendor-h200-2026-12-01.txt", "ncu-fp8-h200-2026-12-04.txt")
     files = [Loaded(f"{RESULTS}/{n}", (REPO / RESULTS / n).read_text()) for n in names]
     earlier = [r for r in ncu_kernels(files[:1]) if r.startswith("| fp8_gemm_per_tensor | expert")]
     assert earlier and "ws_gemm_kernel" not in earlier[0]
     rows = ncu_kernels(files)
     expert = [r for r in rows if r.startswith("| fp8_gemm_per_tensor | expert")]
     assert len(expert) == 1 and "ws_gemm_kernel" in expert[0], expert
+    assert "| 89.7 |" in expert[0], expert  # sm__pipe_tensor_cycles_active, % of peak
     assert any(r.startswith("| attention_causal_bf16 | expert") for r in rows)
