@@ -95,6 +95,7 @@ def test_copying_a_constant_is_not_counted_as_the_forwards_ops():
         plan, _ = record(with_table, x, w)
     assert [b["kind"] for b in plan["bases"]].count("const") == 1
     assert not {"set_", "_to_copy"} & set(ops.ops), dict(ops.ops)
+    assert ops.ops["empty_like"] == 1  # the forward's own ops are still all counted
 
 
 def test_views_and_in_place_ops_replay_on_the_replays_own_storages():
