@@ -16,9 +16,8 @@ DRAM while the call reads its operands. Each ``TASK:VENDOR`` pair (built as the 
 Each mode: ``ITERS`` calls, each preceded by its flush and a synchronize, timed by CUDA events
 around the call alone (behind a GPU spin, so launch time is hidden), over ``REPEATS`` repeats;
 the JSON row holds each repeat's median (ms), the median of those, and the operand bytes over
-that time (TB/s). Ratios between modes say how much of
-a kernel's time is the write-back; ratios between expert and vendor within a mode say whether the
-gap follows the flush.
+that time (TB/s). Ratios between modes say how much of a kernel's time is the write-back; ratios
+between expert and vendor within a mode say whether the gap follows the flush.
 """
 
 from __future__ import annotations
@@ -83,6 +82,11 @@ def time_mode(fn, inputs: list, flush) -> list[float]:
     return medians
 
 
+def l2_bytes() -> int:
+    """The L2 size of CUDA device 0."""
+    return torch.cuda.get_device_properties(0).L2_cache_size
+
+
 def probe(task: str, vendor: str) -> list[dict]:
     """One row per (owner, mode): ``task``, ``owner`` (``expert`` or the vendor), ``mode``,
     ``repeat_ms``, ``median_ms``, ``tb_s`` (the task's operand bytes over ``median_ms``)."""
@@ -90,12 +94,11 @@ def probe(task: str, vendor: str) -> list[dict]:
     fns, unavailable, inputs, shape = runners(task, vendors=[vendor])
     if vendor not in fns:
         raise RuntimeError(f"{task}:{vendor} cannot run here: {unavailable.get(vendor, 'unavailable')}")
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     moved = spec.bytes_moved(**shape)
     rows = []
     with torch.no_grad():
         for mode in FLUSH_MODES:
-            flush = flusher(mode, l2)
+            flush = flusher(mode, l2_bytes())
             for owner in ("expert", vendor):
                 for _ in range(3):  # compile and pick algorithms outside the timed calls
                     fns[owner](*inputs)
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = [row for task, vendor in pairs for row in probe(task, vendor)]
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size, "rows": rows}, f, indent=1)
+        json.dump({"l2_bytes": l2_bytes(), "rows": rows}, f, indent=1)
     for row in rows:
         print(f"{row['task']:24s} {row['owner']:8s} {row['mode']:6s} {row['median_ms'] * 1e3:8.1f} us "
               f"{row['tb_s']:5.2f} TB/s")

@@ -264,6 +264,9 @@ def ncu_kernels(files: list[Loaded]) -> list[str]:
     return md_table(header, rows)
 
 
+_FLUSH_MODES = ("dirty", "clean", "warm")  # evals.kerneldev.flush_probe.FLUSH_MODES, in its order
+
+
 def flush_probe(files: list[Loaded]) -> list[str]:
     """``python -m evals.kerneldev.flush_probe``: per task and owner, the median time and operand
     bandwidth from each L2 state (the judge's dirty flush, a clean one, none), and each mode's
@@ -274,13 +277,12 @@ def flush_probe(files: list[Loaded]) -> list[str]:
         for r in f.data["rows"]:
             by.setdefault((r["task"], r["owner"]), {})[r["mode"]] = r
         for (task, owner), modes in by.items():
-            vendor = next(o for t, o in by if t == task and o != "expert")
-            ratio = [by[(task, vendor)][m]["median_ms"] / modes[m]["median_ms"] if owner == "expert" else None
-                     for m in ("dirty", "clean", "warm")]
-            rows.append([task, owner] + [f"{modes[m]['median_ms'] * 1e3:.1f} ({modes[m]['tb_s']:.2f})"
-                                         for m in ("dirty", "clean", "warm")]
-                        + [" / ".join(fmt(x, ".2f") for x in ratio) if owner == "expert" else "-",
-                           f"`{f.path.rsplit('/', 1)[-1]}`"])
+            times = [f"{modes[m]['median_ms'] * 1e3:.1f} ({modes[m]['tb_s']:.2f})" for m in _FLUSH_MODES]
+            ratios = "-"
+            if owner == "expert":
+                vendor = by[next(key for key in by if key[0] == task and key[1] != "expert")]
+                ratios = " / ".join(fmt(vendor[m]["median_ms"] / modes[m]["median_ms"], ".2f") for m in _FLUSH_MODES)
+            rows.append([task, owner, *times, ratios, f"`{f.path.rsplit('/', 1)[-1]}`"])
     header = ["task", "owner", "judge's dirty flush us (TB/s)", "clean flush us (TB/s)", "no flush us (TB/s)",
               "expert vs vendor: dirty / clean / none", "file"]
     return md_table(header, rows)

@@ -56,9 +56,9 @@ def _compile(*flags: str, shards: int = 1) -> dict:
     procs = [subprocess.Popen([sys.executable, "-m", "units.gluon_compile", "--json", "--shard", f"{k}/{shards}",
                                *flags], cwd=UNITS_DIR.parent, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(shards)]
+    reports = [proc.communicate(timeout=1800) for proc in procs]  # every process ends before any assert
     merged = {}
-    for proc in procs:
-        out, err = proc.communicate(timeout=1800)
+    for out, err in reports:
         assert out.strip(), err[-3000:]
         merged.update({(unit, r["name"]): r for unit, cases in json.loads(out).items() for r in cases})
     return merged

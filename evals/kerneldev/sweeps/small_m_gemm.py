@@ -5,7 +5,8 @@
 Run from the repository root. Two task shapes whose experts call the unit's ``matmul``:
 ``linear_decode_bf16`` (``x [16, 4096] @ w.t()``, ``w [6144, 4096]`` in the nn.Linear layout, so
 ``b = w.t()`` has K stride 1) and ``gemm_skinny_bf16`` (``a [64, 16384] @ b [16384, 4096]``), both
-bound by reading the weight; on device time (2026-12-03) the experts ran 0.93x and 0.96x cuBLAS.
+bound by reading the weight; judged on device time (2026-12-04, fused reduction) the experts ran
+0.98x and 0.95x cuBLAS.
 The sweep times cuBLAS (``torch.matmul``), the expert's configuration, and CONFIGS: ``swap_ab``
 (``C^T = B^T A^T``, weight rows on the MMA's 64-row M side, the M activation rows on its N side)
 against the plain dot, ``block_n`` weight rows per tile, ``block_k``, stages, warps, ``split_k``
