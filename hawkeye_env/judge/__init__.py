@@ -14,7 +14,8 @@ another side's modules):
   the modules a candidate reaches in ``static_modules``), ``sandbox`` (one job in a worker, watched to the end),
   ``worker_start`` (starting a worker for an entry point), ``standby`` (workers started before
   their job), ``isolation`` (the OS sandbox's policy and ``bwrap`` command line), ``spawn``
-  (starting sandboxed processes), ``scratch`` (their scratch folders), ``host_memory`` (the memory
+  (starting sandboxed processes), ``forkserver`` (workers forked from a pre-imported zygote into
+  a sandbox a ``bwrap`` holder built), ``scratch`` (their scratch folders), ``host_memory`` (the memory
   they hold), ``output_capture`` (their stdout and stderr), ``reply_decode`` and ``pickle_depth``
   (decoding their messages safely),
   ``reply_check`` (every reply field against the parent's plan), ``replayed`` (a GPU verdict's
@@ -42,7 +43,9 @@ another side's modules):
   code, sandboxed too): ``baselines`` (timing half), ``timing``, ``warmup``.
 
 Every started process: ``worker_entry``, ``worker_process`` (set-up, lane lock, standby
-warm-up, framed replies) and ``cuda_schedule`` (how its host waits for the GPU; the parent only
+warm-up, framed replies), ``zygote`` (the pre-imported, unsandboxed process that forks workers of
+one kind: no candidate code runs in it) with ``ns_enter`` (joining a holder's namespaces,
+dropping every privilege) and ``cuda_schedule`` (how its host waits for the GPU; the parent only
 validates the setting). Shared by all (pure data and functions, no state): ``verdict``,
 ``inputs``, ``launch_plan`` (what a launch plan is), ``timing_plan``,
 ``hawkeye_env.tasks``.

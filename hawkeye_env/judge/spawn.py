@@ -21,6 +21,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from hawkeye_env.judge import forkserver
 from hawkeye_env.judge.isolation import BWRAP, OFF, bwrap_command, mode, passed_env, require
 from hawkeye_env.judge.scratch import new_scratch
 from hawkeye_env.registration import JUDGE_PROCESS_ENV
@@ -36,6 +37,7 @@ class _Launch:
     env: dict[str, str] | None
     fds: tuple[int, ...]
     new_session: bool
+    stdout: int | None = None
 
 
 class _Launcher:
@@ -71,7 +73,8 @@ class _Launcher:
             try:
                 answer.put(subprocess.Popen(
                     request.argv, env=request.env, pass_fds=request.fds, stdin=subprocess.DEVNULL,
-                    close_fds=True, start_new_session=request.new_session, preexec_fn=_die_with_this_thread,
+                    stdout=request.stdout, close_fds=True, start_new_session=request.new_session,
+                    preexec_fn=_die_with_this_thread,
                 ))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 answer.put(exc)
@@ -143,21 +146,28 @@ class WorkerProcess:
 
 
 def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable: tuple[str, ...] = (),
-           hidden: tuple[str, ...] = (), env: dict[str, str] | None = None) -> WorkerProcess:
+           hidden: tuple[str, ...] = (), env: dict[str, str] | None = None):
     """Start ``target`` (``"module:function"``) as ``function(conn, *args)`` in a new worker
-    (``worker_entry.py``), in the sandbox unless it is off. ``fds`` are the descriptors the worker
-    inherits: ``(connection, output)``. ``writable`` folders are bound read-write besides the new
-    scratch folder (trusted baseline workers' caches); ``hidden`` paths are masked."""
+    (``worker_entry.py``), in the sandbox unless it is off: a fork of a pre-imported zygote joined
+    to a sandbox of its own (``forkserver.py``; a ``forkserver.ForkedWorker``) where the fork
+    server runs, else a fresh interpreter (a ``WorkerProcess``). ``fds`` are the descriptors the
+    worker inherits: ``(connection, output)``. ``writable`` folders are bound read-write besides
+    the new scratch folder (trusted baseline workers' caches); ``hidden`` paths are masked."""
     sandbox_mode = require()
     scratch = new_scratch()
+    base = {"PYTHONDONTWRITEBYTECODE": "1", JUDGE_PROCESS_ENV: "1", **(env or {})}
     extra = {"HOME": scratch, "TMPDIR": scratch, "CUDA_CACHE_PATH": os.path.join(scratch, "nv"),
-             "TRITON_CACHE_DIR": os.path.join(scratch, "triton"), "PYTHONDONTWRITEBYTECODE": "1",
-             JUDGE_PROCESS_ENV: "1", **(env or {})}
+             "TRITON_CACHE_DIR": os.path.join(scratch, "triton"), **base}
     argv = [sys.executable, "-m", "hawkeye_env.judge.worker_entry", "--conn", str(fds[0]),
             "--output", str(fds[1]) if len(fds) > 1 else "-1", "--target", target,
             "--scratch", scratch, "--args", json.dumps(args)]
     try:
         if sandbox_mode == BWRAP:
+            if forkserver.enabled():
+                forked = _forked(target, args, fds, device, writable, hidden, passed_env(base), passed_env(extra),
+                                 scratch)
+                if forked is not None:
+                    return forked
             command = bwrap_command(argv, scratch, device, writable, passed_env(extra), hidden)
             popen = _LAUNCHER.start(_Launch(command, None, fds, new_session=False))
         else:
@@ -166,6 +176,49 @@ def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
     return WorkerProcess(popen, scratch, sandbox_mode == BWRAP)
+
+
+def _start_plain(argv: list[str], env: dict[str, str], fds: tuple[int, ...]) -> subprocess.Popen:
+    """A zygote, from the launcher thread (it dies with the judge), in a session of its own."""
+    return _LAUNCHER.start(_Launch(argv, env, fds, new_session=True))
+
+
+def _start_holder(argv: list[str], env: None, fds: tuple[int, ...], stdout: int) -> subprocess.Popen:
+    """A holder's ``bwrap``, from the launcher thread, its command's standard output to ``stdout``."""
+    return _LAUNCHER.start(_Launch(argv, env, fds, new_session=False, stdout=stdout))
+
+
+def _forked(target: str, args: list, fds: tuple[int, ...], device: str, writable: tuple[str, ...],
+            hidden: tuple[str, ...], zygote_env: dict[str, str], worker_env: dict[str, str],
+            scratch: str) -> forkserver.ForkedWorker | None:
+    """A worker forked from the zygote for ``(target, device, zygote_env)`` into a holder sandbox
+    built for ``scratch``, or None where the fork server cannot give one (a fresh worker then)."""
+    zygote = forkserver.SERVER.zygote(target, device, zygote_env, _start_plain)
+    if zygote is None:
+        return None
+    try:
+        holder, ns_fds = forkserver.start_holder(scratch, device, writable, worker_env, hidden, _start_holder)
+    except forkserver.ForkFailed:
+        return None
+    status_r, status_w = os.pipe()
+    request = {"scratch": scratch, "env": worker_env, "args": args, "output": len(fds) > 1}
+    try:
+        zygote.fork(request, [status_w, fds[0], fds[1] if len(fds) > 1 else fds[0], *ns_fds])
+    except OSError as exc:
+        os.close(status_r)
+        holder.kill()
+        holder.wait()
+        forkserver.SERVER.mark_failed(target, device, zygote_env, f"the zygote took no request: {exc}")
+        return None
+    finally:
+        os.close(status_w)
+        for fd in ns_fds:
+            os.close(fd)
+    try:
+        return forkserver.ForkedWorker(holder, status_r, scratch)
+    except forkserver.ForkFailed as exc:
+        forkserver.SERVER.mark_failed(target, device, zygote_env, str(exc))
+        return None
 
 
 def run_command(argv: list[str], env: dict[str, str], timeout_s: float,

@@ -61,20 +61,33 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--args", default="[]")
     ns = parser.parse_args(argv)
+    run(ns.conn, ns.output if ns.output >= 0 else None, ns.target, json.loads(ns.args))
+
+
+def run(conn_fd: int, output_fd: int | None, target_name: str, args: list) -> None:
+    """What every worker runs once its sandbox holds it (a fresh interpreter's ``main``, or a fork
+    of a zygote, ``zygote.py``): resource limits, descriptors 0-2 away from the judge, the CUDA
+    schedule, then ``target_name``'s function called as ``function(Connection(conn_fd), *args)``."""
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_NOFILE, NOFILE_LIMIT)
     from multiprocessing.connection import Connection
 
-    redirect_output(ns.output if ns.output >= 0 else None)
+    redirect_output(output_fd)
     from hawkeye_env.judge.cuda_schedule import apply_from_env
 
     apply_from_env()  # before the target's imports: the flag must precede torch's CUDA context
-    module_name, _, attr = ns.target.partition(":")
+    target = load_target(target_name)
+    sys.argv = [sys.argv[0]]
+    target(Connection(conn_fd), *args)
+
+
+def load_target(target_name: str):
+    """The function named ``"module:function"`` (its module imported)."""
+    module_name, _, attr = target_name.partition(":")
     target = importlib.import_module(module_name)
     for part in attr.split("."):
         target = getattr(target, part)
-    sys.argv = [sys.argv[0]]
-    target(Connection(ns.conn), *json.loads(ns.args))
+    return target
 
 
 if __name__ == "__main__":

@@ -16,10 +16,11 @@ import sys
 CANDIDATE_SIDE = ("worker", "guards", "poison", "plan_recorder", "cpu_backend", "interpreter_calls",
                   "interpreter_bounds")
 # every started process, trusted code
-PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup")
+PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup", "zygote", "ns_enter")
 REPLAY_SIDE = ("replay",)
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
-PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "scratch",
+PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "forkserver",
+               "scratch",
                "host_memory", "output_capture", "reply_decode", "pickle_depth", "reply_check", "references", "checks",
                "correctness", "static_checks", "static_checker", "static_syntax", "static_classes", "static_kernels",
                "static_modules",
@@ -46,13 +47,13 @@ def test_the_parent_imports_no_worker_module():
 
 
 def test_the_worker_imports_no_parent_module():
-    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.worker",
+    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.zygote", "hawkeye_env.judge.worker",
                               "hawkeye_env.judge.warmup"])
     assert not loaded & set(PARENT_SIDE + REPLAY_SIDE), sorted(loaded & set(PARENT_SIDE + REPLAY_SIDE))
 
 
 def test_the_replay_imports_neither_the_candidate_worker_nor_the_parent():
-    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.replay",
+    loaded = _imported_after(["hawkeye_env.judge.worker_entry", "hawkeye_env.judge.zygote", "hawkeye_env.judge.replay",
                               "hawkeye_env.judge.warmup", "hawkeye_env.judge.timing"])
     assert "replay" in loaded
     bad = loaded & set(CANDIDATE_SIDE + PARENT_SIDE)

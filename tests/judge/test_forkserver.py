@@ -1,0 +1,110 @@
+"""Workers forked from a pre-imported zygote into a sandbox of their own (``forkserver.py``,
+``zygote.py``, ``ns_enter.py``): the sandbox's claims hold for them (``test_isolation.py`` runs
+through them by default; these add what a fork could leak), and the judge falls back to a fresh
+worker where the fork server cannot give one.
+
+Each candidate runs with the static rules off, as an escaped candidate would, and reports from
+inside its forward (``test_isolation._probe``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hawkeye_env.judge import forkserver, isolation
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.worker_start import WORKER_TARGET
+from hawkeye_env.tasks.registry import get_task, solution_source
+from tests.judge.test_isolation import TASK, _probe
+
+pytestmark = pytest.mark.skipif(
+    isolation.mode() == isolation.OFF or isolation.probe() != "",
+    reason=f"the OS sandbox is off or cannot run here: {isolation.probe() or 'HAWKEYE_SANDBOX=off'}",
+)
+
+
+@pytest.fixture
+def fresh_server(monkeypatch):
+    """A fork server of the test's own, standbys off: every verdict forks (or falls back) now."""
+    monkeypatch.setenv("HAWKEYE_STANDBY", "0")
+    monkeypatch.delenv(forkserver.ENV_FLAG, raising=False)
+    server = forkserver.ForkServer()
+    monkeypatch.setattr(forkserver, "SERVER", server)
+    return server
+
+
+def _worker_zygotes(server: forkserver.ForkServer) -> list:
+    return [key for key in server._zygotes if key[0] == WORKER_TARGET]
+
+
+def test_a_forked_worker_holds_no_privilege_no_descriptor_of_the_judge_and_sees_no_zygote(fresh_server):
+    report = _probe('''
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+caps = {k: int(status[k].strip(), 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+fds = {}
+for name in os.listdir("/proc/self/fd"):
+    try:
+        fds[name] = os.readlink("/proc/self/fd/" + name)
+    except OSError:
+        pass
+cmdlines = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid():  # its own command line is the zygote's, as forked
+        try:
+            cmdlines.append(open("/proc/" + pid + "/cmdline", "rb").read().decode(errors="replace"))
+        except OSError:
+            pass
+return {"caps": caps, "no_new_privs": status["NoNewPrivs"].strip(), "ppid": os.getppid(),
+        "sid": os.getsid(0) == os.getpid(), "sockets": sorted(v for v in fds.values() if v.startswith("socket:")),
+        "environ": open("/proc/self/environ", "rb").read().decode(errors="replace"), "cmdlines": cmdlines}
+''')
+    assert _worker_zygotes(fresh_server), "the verdict did not go through the fork server"
+    assert not fresh_server._failed, fresh_server._failed
+    assert report["caps"] == {k: 0 for k in report["caps"]}, report["caps"]
+    assert report["no_new_privs"] == "1" and report["sid"]
+    assert report["ppid"] == 0  # its keeper and the zygote lie outside its PID namespace
+    assert len(report["sockets"]) == 1, report["sockets"]  # its connection to the judge only
+    assert not any("zygote" in c for c in report["cmdlines"]), report["cmdlines"]
+    assert "secret" not in report["environ"]
+
+
+def test_a_forked_worker_never_meets_what_an_earlier_candidate_changed(fresh_server):
+    """Two verdicts forked from one zygote: the first plants attributes in torch and in the
+    worker's module, the second finds neither (each worker is a fork of the untouched zygote)."""
+    planted = _probe('''
+import sys
+import torch
+torch._hawkeye_planted = 1
+sys.modules["hawkeye_env.judge.worker"].hawkeye_planted = 1
+return "planted"
+''')
+    found = _probe('''
+import sys
+import torch
+return [hasattr(torch, "_hawkeye_planted"), hasattr(sys.modules["hawkeye_env.judge.worker"], "hawkeye_planted")]
+''')
+    assert planted == "planted" and found == [False, False]
+    assert len(_worker_zygotes(fresh_server)) == 1
+
+
+def test_a_keeper_that_cannot_join_the_sandbox_falls_back_to_a_fresh_worker(fresh_server, monkeypatch):
+    """The namespaces sent in the wrong order: the keeper's ``setns`` fails, it reports the error,
+    the judge marks the fork server off for that key and starts a fresh sandboxed worker."""
+    names = list(forkserver.NS_NAMES)
+    names[0], names[1] = names[1], names[0]
+    monkeypatch.setattr(forkserver, "NS_NAMES", tuple(names))
+    ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    v = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT, v.feedback
+    assert any(key[0] == WORKER_TARGET for key in fresh_server._failed), fresh_server._failed
+    assert not _worker_zygotes(fresh_server)
+
+
+def test_the_fork_server_can_be_turned_off(fresh_server, monkeypatch):
+    monkeypatch.setenv(forkserver.ENV_FLAG, "0")
+    ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    v = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT, v.feedback
+    assert not fresh_server._zygotes and not fresh_server._failed
