@@ -86,6 +86,13 @@ AREAS: tuple[Area, ...] = (
          ("gpu-tests-replay-const-h200-2026-12-04.log", "gpu-tests-splitk-fused-h200-2026-12-04.log"),
          "python -m pytest -q tests/gpu/test_gpu_replay.py -k 'workspace or expert_verdicts'; then python -m pytest "
          "-q tests/units/test_matmul_units.py -k 'fused or small_m or split_k' (on the H200's GPU)", H200_STACK),
+    Area("gpu-tests-forkserver", judge.gpu_tests,
+         ("gpu-tests-forkserver-c-h200-2026-12-04.log", "gpu-tests-forkserver-suites-h200-2026-12-04.log"),
+         "python -m pytest tests/judge/test_forkserver.py tests/judge/test_isolation.py; then python -m pytest "
+         "tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_judge.py tests/gpu/test_gpu_env.py "
+         "tests/gpu/test_gpu_baselines.py -k 'not expert_solution and not prefetch' (on the H200)", H200_STACK),
+    Area("search-forkserver", judge.search_throughput, ("search-forkserver-h200-2026-12-04.json",), "",
+         {"driver": H200_STACK["driver"]}),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),

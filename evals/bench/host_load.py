@@ -8,8 +8,9 @@ A background thread reads ``/proc/stat`` (every core's busy ticks) and every pro
 ``/proc/<pid>/stat`` (user + system ticks) each ``interval_s``. A process is sorted by its command
 line: the judge's own process (``parent``), a judge process by its ``--target`` (``worker``,
 ``replay``, ``baseline``), ``bwrap``, ``ptxas``, else the program's name. Per process the last
-ticks seen count, so a process that lives shorter than an interval, and the last interval of every
-other, are missing from ``cpu_s``; ``busy_cores_*`` has everything. Linux only: elsewhere the
+ticks seen count (the last pass is at the end), so a process that lives shorter than an interval
+(a sandboxed worker forked from the judge's pre-imported zygote often does) and the last interval
+of every other that ends early are missing from ``cpu_s``; ``busy_cores_*`` has everything. Linux only: elsewhere the
 report says ``unavailable``. A diagnostic of the benchmark's host, never part of a verdict.
 """
 
@@ -119,6 +120,7 @@ class HostLoad:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+            self._sample_processes()  # what the processes still alive did since the last interval
 
     def report(self) -> dict:
         """Busy cores (mean, median, 90th percentile, of ``os.cpu_count()``), CPU seconds and

@@ -13,7 +13,10 @@ reported apart); then each phase judges the whole batch with the verdict cache b
 compile-cache folders and ``WORKERS`` candidates in flight on one GPU. A phase is
 ``SANDBOX:WORKERS`` with SANDBOX one of
 
-* ``bwrap``: the OS sandbox and the trusted replay (the default judge);
+* ``bwrap``: the OS sandbox and the trusted replay (the default judge: each worker and replay
+  process forked from a pre-imported zygote, ``forkserver.py``);
+* ``bwrap-fresh``: the same with ``HAWKEYE_FORKSERVER=0``: a fresh process each (the fork
+  server's own gain);
 * ``off``: ``HAWKEYE_SANDBOX=off``, replay on (the sandbox's own cost);
 * ``worker``: ``HAWKEYE_SANDBOX=off HAWKEYE_REPLAY=off``: outputs and times from the candidate's
   worker, as the judge ran before both;
@@ -49,7 +52,7 @@ from evals.bench.calibrate import profile_medians
 from evals.bench.host_load import HostLoad
 from evals.candidates import Candidate, summarise
 from hawkeye_env.edits import extract_source
-from hawkeye_env.judge import cuda_schedule, isolation, replayed, standby
+from hawkeye_env.judge import cuda_schedule, forkserver, isolation, replayed, standby
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.lanes import make_lanes
 from hawkeye_env.judge.pool import judge_batch
@@ -64,8 +67,10 @@ PARTS = ("static_s", "baselines_s", "worker_start_s", "worker_wall_s", "plan_che
          "replay_wall_s", "compare_s")
 # Settings of the judge a run's command line records when they are set.
 ENV_RECORDED = (standby.DEPTH_ENV, standby.ENV_FLAG)
-# SANDBOX -> (HAWKEYE_SANDBOX, HAWKEYE_REPLAY)
-MODES = {"bwrap": (isolation.BWRAP, "on"), "off": (isolation.OFF, "on"), "worker": (isolation.OFF, "off")}
+# SANDBOX -> (HAWKEYE_SANDBOX, HAWKEYE_REPLAY, HAWKEYE_FORKSERVER); only a sandboxed worker is forked
+MODES = {"bwrap": (isolation.BWRAP, "on", "1"), "bwrap-fresh": (isolation.BWRAP, "on", "0"),
+         "off": (isolation.OFF, "on", "0"), "worker": (isolation.OFF, "off", "0")}
+PHASE_ENV = (isolation.ENV, replayed.ENV_FLAG, forkserver.ENV_FLAG, cuda_schedule.ENV)
 
 
 def search_batch(tasks: list[str], n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -96,9 +101,9 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
               schedule: str | None = None) -> dict:
     """Judge ``jobs`` once in ``mode`` with ``workers`` in flight on one lane (fresh cache folders),
     the judge's processes under CUDA's ``schedule`` when given (``cuda_schedule.py``)."""
-    sandbox, replay = MODES[mode]
-    saved = {k: os.environ.get(k) for k in (isolation.ENV, replayed.ENV_FLAG, cuda_schedule.ENV)}
-    os.environ[isolation.ENV], os.environ[replayed.ENV_FLAG] = sandbox, replay
+    sandbox, replay, fork = MODES[mode]
+    saved = {k: os.environ.get(k) for k in PHASE_ENV}
+    os.environ[isolation.ENV], os.environ[replayed.ENV_FLAG], os.environ[forkserver.ENV_FLAG] = sandbox, replay, fork
     os.environ.pop(cuda_schedule.ENV, None)
     if schedule:
         os.environ[cuda_schedule.ENV] = schedule
@@ -123,7 +128,8 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
     done_at.sort()
     span = done_at[-1] - done_at[0] if len(done_at) > 2 else 0.0  # two arrivals make no rate
     return {
-        "mode": mode, "sandbox": sandbox, "replay": replay, "workers": workers, "verdicts": len(verdicts),
+        "mode": mode, "sandbox": sandbox, "replay": replay, "forkserver": fork == "1", "workers": workers,
+        "verdicts": len(verdicts),
         "cuda_schedule": schedule or "auto",
         "wall_s": wall, "verdicts_per_min": 60 * len(verdicts) / wall if wall else None,
         "verdicts_per_min_after_first": 60 * (len(done_at) - 1) / span if span else None,
@@ -176,8 +182,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--n", type=int, default=16, help="samples per task")
     parser.add_argument("--phases", nargs="+", default=["bwrap:8", "off:8", "worker:8", "bwrap:4"],
-                        help="SANDBOX[+SCHEDULE]:WORKERS, SANDBOX one of bwrap, off, worker; SCHEDULE (CUDA's host "
-                        "wait) one of auto, spin, yield, blocking")
+                        help="SANDBOX[+SCHEDULE]:WORKERS, SANDBOX one of bwrap (workers forked from a pre-imported "
+                        "zygote), bwrap-fresh (a fresh process each), off, worker; SCHEDULE (CUDA's host wait) one "
+                        "of auto, spin, yield, blocking")
     parser.add_argument("--timeout", type=float, default=None, help="worker timeout s (default 60 on CUDA, 20 on CPU)")
     parser.add_argument("--budget-s", type=float, default=None, help="start no phase after this many seconds")
     parser.add_argument("--out", type=Path, default=None)

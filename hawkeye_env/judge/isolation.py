@@ -3,10 +3,12 @@
 This module is the sandbox's policy: whether it is on (``mode``, ``require``), and the ``bwrap``
 command line that builds it (``bwrap_command``: namespaces, mounts, environment). Every process
 that runs candidate code (a candidate's worker, a standby that will take one, the trusted replay
-that runs a candidate's kernels) and every baseline-only worker is started by ``spawn.launch`` as
-``bwrap ... python -m hawkeye_env.judge.worker_entry``, in a scratch folder of its own
-(``scratch.py``). Assume the candidate runs any Python and any system call its process allows;
-what still holds:
+that runs a candidate's kernels) and every baseline-only worker is started by ``spawn.launch`` in
+a scratch folder of its own (``scratch.py``), either forked from a trusted pre-imported zygote
+into the namespaces of a ``bwrap`` holder built by the same command line, every privilege dropped
+(``forkserver.py``; what a fork could leak is tested in ``tests/judge/test_forkserver.py``), or
+as ``bwrap ... python -m hawkeye_env.judge.worker_entry``; the claims below hold for both.
+Assume the candidate runs any Python and any system call its process allows; what still holds:
 
 Covered (each claim has a test in ``tests/judge/test_isolation.py``):
 
