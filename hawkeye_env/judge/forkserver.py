@@ -22,6 +22,13 @@ namespace's init, so the worker and everything it started die with it), ``exitco
 zygote's keeper reported. Where the fork server cannot run (a zygote that fails to start, a keeper
 that cannot join the namespaces: a set-uid ``bwrap`` whose namespaces the judge's user does not
 own), ``launch`` returns None and the caller starts a fresh worker; the reason is logged once.
+``SERVER.counts`` says how many workers started each way.
+
+A zygote is *retired* after ``MAX_FORKS`` forks, or when ``MAX_ZYGOTES`` others are newer: it takes
+no more requests and exits once its last keeper has, so no running worker dies with it; a fresh
+zygote serves the next request. Its forks share its address-space layout and string-hash secret
+(a fresh interpreter draws its own), so what a candidate learns of one layout spans at most
+``MAX_FORKS`` verdicts, and none of it is the trusted parent's or another target's zygote's.
 """
 
 from __future__ import annotations
@@ -47,8 +54,12 @@ ZYGOTE_READY_S = 60.0
 # A holder is ``bwrap`` and ``sleep``: about 15 ms on the CPU machine; a keeper forks at once.
 HOLDER_READY_S = 30.0
 # Zygotes kept at once (a candidate, a replay and a baseline target per device, and the odd
-# environment a test sets); the least recently used is closed past it.
+# environment a test sets); the least recently used is retired past it.
 MAX_ZYGOTES = 6
+# Forks of one zygote before a fresh one replaces it: its forks share its address-space layout
+# and string-hash secret, so a candidate probing them across verdicts learns at most this many
+# samples of one layout; a replacement costs one zygote start (1.3-1.9 CPU s) per this many workers.
+MAX_FORKS = 256
 NS_NAMES = ("user", "mnt", "cgroup", "uts", "ipc", "net", "pid")  # ns_enter.NAMES, in its order
 HOLDER_COMMAND = ["/bin/sh", "-c", "echo r; exec sleep 2147483647 >/dev/null"]
 
@@ -86,6 +97,7 @@ class Zygote:
             self._popen = start(argv, env, (theirs.fileno(),))
         finally:
             theirs.close()
+        self.forks = 0
         try:
             if _read_within(self._sock.fileno(), ZYGOTE_READY_S, "zygote") != b"ready":
                 raise ForkFailed("the zygote sent something other than ready")
@@ -97,11 +109,25 @@ class Zygote:
         return self._popen.poll() is None
 
     def fork(self, request: dict, fds: list[int]) -> None:
-        """Send one request with its descriptors (``zygote.serve`` reads it)."""
+        """Send one request with its descriptors (``zygote.serve`` reads it); ``ForkFailed`` if the
+        zygote was retired since it was handed out (another thread replaced it)."""
         with self._lock:
+            if self._sock.fileno() < 0:
+                raise ForkFailed("the zygote was retired")
+            self.forks += 1
             socket.send_fds(self._sock, [json.dumps(request).encode("utf-8")], fds)
 
+    def retire(self) -> None:
+        """Take no more requests: the zygote exits once its last keeper has (its workers finish)."""
+        with self._lock:
+            self._sock.close()
+
+    def reaped(self) -> bool:
+        """Whether a retired zygote has exited (and is reaped)."""
+        return self._popen.poll() is not None
+
     def close(self) -> None:
+        """Kill the zygote now: its keepers die with it (``PR_SET_PDEATHSIG``), so do their workers."""
         self._sock.close()
         try:
             self._popen.kill()
@@ -199,19 +225,32 @@ class ForkServer:
 
     def __init__(self) -> None:
         self._zygotes: OrderedDict = OrderedDict()
+        self._retired: list[Zygote] = []  # until they exit
         self._failed: dict = {}
         self._lock = threading.Lock()
+        self.counts = {"forked": 0, "fresh": 0}  # workers started each way (``spawn.launch``)
+
+    def count(self, kind: str) -> None:
+        with self._lock:
+            self.counts[kind] += 1
+
+    def _retire(self, zygote: Zygote) -> None:
+        zygote.retire()
+        self._retired = [z for z in self._retired if not z.reaped()] + [zygote]
 
     def zygote(self, target: str, device: str, env: dict[str, str], start) -> Zygote | None:
-        """The running zygote for this key (started on first use), or None where one failed."""
+        """The running zygote for this key (started on first use, replaced after ``MAX_FORKS``
+        forks), or None where one failed."""
         key = (target, device, json.dumps(env, sort_keys=True))
         with self._lock:
             if key in self._failed:
                 return None
             found = self._zygotes.get(key)
-            if found is not None and found.alive():
+            if found is not None and found.alive() and found.forks < MAX_FORKS:
                 self._zygotes.move_to_end(key)
                 return found
+            if found is not None:
+                self._retire(self._zygotes.pop(key))
             try:
                 found = Zygote(target, env, start)
             except (ForkFailed, OSError) as exc:
@@ -220,7 +259,7 @@ class ForkServer:
                 return None
             self._zygotes[key] = found
             while len(self._zygotes) > MAX_ZYGOTES:
-                self._zygotes.popitem(last=False)[1].close()
+                self._retire(self._zygotes.popitem(last=False)[1])
             return found
 
     def mark_failed(self, target: str, device: str, env: dict[str, str], why: str) -> None:

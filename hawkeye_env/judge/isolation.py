@@ -46,7 +46,9 @@ Not covered:
   not bind root, so a fork bomb is stopped by the timeout, not by a process limit;
 * GPU memory of other processes on the same GPU is isolated by the driver, not by this sandbox;
   timing isolation between workers is the lane lock's job (``lanes.py``);
-* kernel exploits: the namespaces are only as strong as the host kernel.
+* kernel exploits: the namespaces are only as strong as the host kernel;
+* forked workers (``forkserver.py``) of one zygote share its address-space layout and its
+  string-hash secret, for at most ``forkserver.MAX_FORKS`` workers; the parent's are its own.
 
 Where the OS cannot provide the sandbox (no unprivileged user namespaces, no ``bwrap``), the
 judge refuses to run candidates (``SandboxUnavailable`` from ``require``) unless the user opts out

@@ -167,7 +167,9 @@ def launch(target: str, args: list, fds: tuple[int, ...], device: str, writable:
                 forked = _forked(target, args, fds, device, writable, hidden, passed_env(base), passed_env(extra),
                                  scratch)
                 if forked is not None:
+                    forkserver.SERVER.count("forked")
                     return forked
+            forkserver.SERVER.count("fresh")
             command = bwrap_command(argv, scratch, device, writable, passed_env(extra), hidden)
             popen = _LAUNCHER.start(_Launch(command, None, fds, new_session=False))
         else:
@@ -204,11 +206,12 @@ def _forked(target: str, args: list, fds: tuple[int, ...], device: str, writable
     request = {"scratch": scratch, "env": worker_env, "args": args, "output": len(fds) > 1}
     try:
         zygote.fork(request, [status_w, fds[0], fds[1] if len(fds) > 1 else fds[0], *ns_fds])
-    except OSError as exc:
+    except (forkserver.ForkFailed, OSError) as exc:
         os.close(status_r)
         holder.kill()
         holder.wait()
-        forkserver.SERVER.mark_failed(target, device, zygote_env, f"the zygote took no request: {exc}")
+        if not isinstance(exc, forkserver.ForkFailed):  # a retired zygote is no failure: a fresh worker this once
+            forkserver.SERVER.mark_failed(target, device, zygote_env, f"the zygote took no request: {exc}")
         return None
     finally:
         os.close(status_w)

@@ -68,13 +68,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve(control: socket.socket, target: str) -> None:
-    """Fork a keeper for every request until the parent closes ``control``."""
+    """Fork a keeper for every request until the parent closes ``control``; then wait for every
+    keeper (their workers may still run: a keeper dies with the zygote)."""
     while True:
         try:
             message, fds, _flags, _addr = socket.recv_fds(control, MAX_REQUEST_BYTES, MAX_FDS)
         except OSError:
-            return
+            message, fds = b"", []
         if not message:
+            _wait_for_keepers()
             return
         try:
             request = json.loads(message)
@@ -89,6 +91,17 @@ def serve(control: socket.socket, target: str) -> None:
             _keeper(request, fds, target)  # never returns
         for fd in fds:
             os.close(fd)
+
+
+def _wait_for_keepers() -> None:
+    """With ``SIGCHLD`` ignored, ``wait`` returns once every child has ended (``ECHILD``)."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _keeper(request: dict, fds: list[int], target: str) -> None:
@@ -139,7 +152,9 @@ def _worker(request: dict, conn: int, output: int | None, status: int, target: s
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None
-        random.seed()
+        random.seed()  # the zygote's generators are every fork's: reseed from the kernel's entropy
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()
         ns_enter.drop_privileges()
         sys.argv = [sys.argv[0]]
         worker_entry.run(conn, output, target, request["args"])

@@ -9,6 +9,9 @@ inside its forward (``test_isolation._probe``).
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from hawkeye_env.judge import forkserver, isolation
@@ -113,3 +116,46 @@ def test_the_fork_server_can_be_turned_off(fresh_server, monkeypatch):
     v = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
     assert v.stage is Stage.CORRECT, v.feedback
     assert not fresh_server._zygotes and not fresh_server._failed
+    assert fresh_server.counts == {"forked": 0, "fresh": 1}
+
+
+SLOWER = '''
+
+import time as _time
+
+_Expert = ModelNew
+
+
+class ModelNew(_Expert):
+    def forward(self, *args):
+        _time.sleep(0.3)
+        return super().forward(*args)
+'''
+
+
+def test_a_zygote_is_replaced_after_its_forks_and_its_running_workers_finish(fresh_server, monkeypatch):
+    """``MAX_FORKS`` 1: the second verdict retires the first's zygote while the first's worker
+    still runs (the expert, asleep in every call); that worker finishes with a correct verdict,
+    the second comes from a new zygote, and the retired one exits after its last keeper."""
+    monkeypatch.setattr(forkserver, "MAX_FORKS", 1)
+    ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, static_checks=False, timeout_s=120))
+    slow = solution_source(get_task(TASK)) + SLOWER  # the expert, asleep in every call
+    first: list = []
+    thread = threading.Thread(target=lambda: first.append(ev.evaluate(TASK, slow, "cpu", use_cache=False)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not any(z.forks for z in fresh_server._zygotes.values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    [old] = fresh_server._zygotes.values()
+    second = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+    assert thread.is_alive() or first, "the first verdict ended before the second retired its zygote"
+    thread.join(120)
+    assert first and first[0].stage is Stage.CORRECT, first and first[0].feedback
+    assert second.stage is Stage.CORRECT, second.feedback
+    [new] = fresh_server._zygotes.values()
+    assert new is not old and old in fresh_server._retired and not fresh_server._failed
+    assert fresh_server.counts == {"forked": 2, "fresh": 0}
+    deadline = time.monotonic() + 30
+    while not old.reaped() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert old.reaped() and new.alive()

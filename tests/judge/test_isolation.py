@@ -4,7 +4,9 @@ tries to break it from inside its worker (REWARD_HACKS #21, #22).
 The candidates are run with the static rules off, as an escaped candidate would be: they import
 ``os``, ``socket`` and ``subprocess`` freely. Each one does its attempt inside ``forward`` and
 reports what happened by raising, so the verdict's error carries the report; the test then also
-checks the effect from outside (the file is not there, the process is still alive, ...).
+checks the effect from outside (the file is not there, the process is still alive, ...). With the
+fork server on (the default), every worker here is a fork of the pre-imported zygote, and a test
+whose worker started fresh instead fails (``forkserver.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge import isolation
+from hawkeye_env.judge import forkserver, isolation
 from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
 from hawkeye_env.judge.store import ResultStore
 from hawkeye_env.judge.verdict import Stage
@@ -34,6 +36,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 TASK = "vector_add_fp32"
+
+
+@pytest.fixture(autouse=True)
+def _claims_hold_for_forked_workers():
+    """Each claim is checked on the worker the default judge gives: a forked one."""
+    fresh = forkserver.SERVER.counts["fresh"]
+    yield
+    if forkserver.enabled():
+        assert forkserver.SERVER.counts["fresh"] == fresh, "a sandboxed worker started fresh, not forked"
 
 PROBE = '''
 import json, os
