@@ -8,9 +8,10 @@ A background thread reads ``/proc/stat`` (every core's busy ticks) and every pro
 ``/proc/<pid>/stat`` (user + system ticks) each ``interval_s``. A process is sorted by its command
 line: the judge's own process (``parent``), a judge process by its ``--target`` (``worker``,
 ``replay``, ``baseline``), ``bwrap``, ``ptxas``, else the program's name. Per process the last
-ticks seen count (the last pass is at the end), so a process that lives shorter than an interval
-(a sandboxed worker forked from the judge's pre-imported zygote often does) and the last interval
-of every other that ends early are missing from ``cpu_s``; ``busy_cores_*`` has everything. Linux only: elsewhere the
+ticks seen count (the last pass, of cores and processes, is at the end), so a process that lives
+shorter than an interval (a sandboxed worker forked from the judge's pre-imported zygote often
+does) and the last interval of every other that ends early are missing from ``cpu_s``;
+``busy_cores_*`` has everything. Linux only: elsewhere the
 report says ``unavailable``. A diagnostic of the benchmark's host, never part of a verdict.
 """
 
@@ -96,19 +97,24 @@ class HostLoad:
             # a process already running when sampling began counts from then; a new one from 0
             self.seen[pid] = (kind, ticks if self._first_pass else 0, ticks)
 
+    def _core_ticks(self) -> tuple[int, int]:
+        return busy_ticks(self._read(os.path.join(self.proc, "stat")) or "cpu 0 0 0 0")
+
+    def _sample_cores(self) -> None:
+        """Busy cores since the last sample (none when no tick has passed)."""
+        now = self._core_ticks()
+        if now[1] > self._last[1]:
+            self.busy.append((os.cpu_count() or 1) * (now[0] - self._last[0]) / (now[1] - self._last[1]))
+        self._last = now
+
     def _run(self) -> None:
-        last = busy_ticks(self._read(os.path.join(self.proc, "stat")) or "cpu 0 0 0 0")
-        cores = os.cpu_count() or 1
         while not self._stop.wait(self.interval_s):
-            now = busy_ticks(self._read(os.path.join(self.proc, "stat")) or "cpu 0 0 0 0")
-            if now[1] > last[1]:
-                self.busy.append(cores * (now[0] - last[0]) / (now[1] - last[1]))
-            last = now
+            self._sample_cores()
             self._sample_processes()
-            self._first_pass = False
 
     def __enter__(self) -> HostLoad:
         if self.available:
+            self._last = self._core_ticks()
             self._first_pass = True
             self._sample_processes()
             self._first_pass = False
@@ -120,6 +126,7 @@ class HostLoad:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+            self._sample_cores()  # the last part-interval: a span shorter than one still has a sample
             self._sample_processes()  # what the processes still alive did since the last interval
 
     def report(self) -> dict:

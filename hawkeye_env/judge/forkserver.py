@@ -229,9 +229,10 @@ class ForkServer:
         self._failed: dict = {}
         self._lock = threading.Lock()
         self.counts = {"forked": 0, "fresh": 0}  # workers started each way (``spawn.launch``)
+        self._count_lock = threading.Lock()  # not ``_lock``, which a zygote's start holds for seconds
 
     def count(self, kind: str) -> None:
-        with self._lock:
+        with self._count_lock:
             self.counts[kind] += 1
 
     def _retire(self, zygote: Zygote) -> None:

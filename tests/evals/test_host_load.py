@@ -23,6 +23,27 @@ def test_a_busy_child_is_counted_under_its_kind():
     assert report["busy_cores_mean"] > 0.3 and report["samples"] >= 5
 
 
+def test_a_span_shorter_than_one_interval_still_has_its_busy_cores_and_live_processes():
+    if not HostLoad().available:
+        pytest.skip("needs Linux /proc")
+    # waits for a byte, spins 0.4 s of its own CPU time, says so, and lives on past the span
+    spin = ("import sys, time\nsys.stdin.read(1)\nt = time.process_time()\nwhile time.process_time() < t + 0.4: pass\n"
+            "sys.stdout.write('x'); sys.stdout.flush()\ntime.sleep(60)")
+    child = subprocess.Popen([sys.executable, "-c", spin, "--target", "hawkeye_env.judge.worker:serve"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        with HostLoad(interval_s=30.0) as load:  # no interval ends inside the span
+            child.stdin.write(b"g")
+            child.stdin.flush()
+            assert child.stdout.read(1) == b"x"
+    finally:
+        child.kill()
+        child.wait()
+    report = load.report()
+    assert report["samples"] == 1 and report["busy_cores_mean"] > 0, report  # the last part-interval
+    assert report["cpu_s"].get("worker", 0.0) > 0.1, report  # the child was alive at the last pass
+
+
 def test_kinds_and_tick_parsing():
     assert kind_of(["python", "-m", "x", "--target", "hawkeye_env.judge.worker:serve"], 5, 1) == "worker"
     assert kind_of(["/usr/bin/bwrap", "--ro-bind"], 5, 1) == "bwrap"
