@@ -119,8 +119,9 @@ def test_the_fork_server_can_be_turned_off(fresh_server, monkeypatch):
     assert fresh_server.counts == {"forked": 0, "fresh": 1}
 
 
-SLOWER = '''
+HELD = '''
 
+import os as _os
 import time as _time
 
 _Expert = ModelNew
@@ -128,28 +129,35 @@ _Expert = ModelNew
 
 class ModelNew(_Expert):
     def forward(self, *args):
-        _time.sleep(0.3)
+        deadline = _time.monotonic() + 60
+        while not _os.path.exists({release!r}) and _time.monotonic() < deadline:
+            _time.sleep(0.02)
         return super().forward(*args)
 '''
 
 
-def test_a_zygote_is_replaced_after_its_forks_and_its_running_workers_finish(fresh_server, monkeypatch):
+def test_a_zygote_is_replaced_after_its_forks_and_its_running_workers_finish(fresh_server, monkeypatch, tmp_path):
     """``MAX_FORKS`` 1: the second verdict retires the first's zygote while the first's worker
-    still runs (the expert, asleep in every call); that worker finishes with a correct verdict,
-    the second comes from a new zygote, and the retired one exits after its last keeper."""
+    is held in its forward (until a file the test makes appears; the sandbox sees the host's files
+    read-only); released, that worker finishes with a correct verdict, the second came from a new
+    zygote, and the retired one exits after its last keeper."""
     monkeypatch.setattr(forkserver, "MAX_FORKS", 1)
     ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, static_checks=False, timeout_s=120))
-    slow = solution_source(get_task(TASK)) + SLOWER  # the expert, asleep in every call
+    release = tmp_path / "release"
+    held = solution_source(get_task(TASK)) + HELD.format(release=str(release))
     first: list = []
-    thread = threading.Thread(target=lambda: first.append(ev.evaluate(TASK, slow, "cpu", use_cache=False)))
+    thread = threading.Thread(target=lambda: first.append(ev.evaluate(TASK, held, "cpu", use_cache=False)))
     thread.start()
-    deadline = time.monotonic() + 60
-    while not any(z.forks for z in fresh_server._zygotes.values()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    [old] = fresh_server._zygotes.values()
-    second = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
-    assert thread.is_alive() or first, "the first verdict ended before the second retired its zygote"
-    thread.join(120)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(z.forks for z in fresh_server._zygotes.values()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [old] = fresh_server._zygotes.values()
+        second = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
+        assert thread.is_alive() and not first, "the first verdict ended before its zygote was retired"
+    finally:
+        release.touch()
+        thread.join(120)
     assert first and first[0].stage is Stage.CORRECT, first and first[0].feedback
     assert second.stage is Stage.CORRECT, second.feedback
     [new] = fresh_server._zygotes.values()
