@@ -312,7 +312,7 @@ def run_eval(
         device: ``cpu``, ``cuda`` or ``auto``.
         store: results store (or its path); default ``$HAWKEYE_STORE`` or the user cache.
         wandb_mode: ``offline``, ``online``, ``disabled`` or None (W&B's own configuration decides;
-            ``evals/wandb_log.resolve_mode``).
+            ``evals.wandb_log.resolve_mode``).
         progress: show rich progress bars.
         config: judge configuration (part of the store key).
         use_cache: answer repeated candidates from the store.

@@ -8,7 +8,7 @@ dropped; an ``as`` alias becomes an assignment), giving the same program with ev
 one file. One level only: a unit module's own ``from units...`` imports stay imports, except those of
 a module inlined before it (its names are already defined above); an import statement already made
 above (``import triton.language as tl`` in two inlined modules) is not repeated, so no module-level
-name a kernel reads is bound twice (the static rules refuse a rebound name, #8).
+name a kernel reads is bound twice (the static rules refuse a rebound name, threat model #8).
 
 Example::
 

@@ -22,7 +22,7 @@ any violation, or ``REJECTED``  ``-1.0``               A reward hack must never 
                                                        because the worker died (a crash to dodge a
                                                        verdict); the judge cannot tell those from
                                                        honest failures, and a caught hack must not
-                                                       outscore a compile error (REWARD_HACKS.md).
+                                                       outscore a compile error (docs/threat-model.md).
                                                        A ladder compile < runtime < incorrect would
                                                        pay for reaching the wrong answer. No partial
                                                        credit for nearly-right numbers either.

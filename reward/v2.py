@@ -1,4 +1,4 @@
-"""Reward v2: v1's table (``reward/v1.py``) on the measurement of issue 18.
+"""Reward v2: v1's table (``reward/v1.py``) on device times, the host launch kept out.
 
 What changed against v1 is the formula's input, not its shape:
 

@@ -1,4 +1,4 @@
-"""Dependencies point one way (STYLE.md item 11, issue 22 items 3 and 4): every import of every
+"""Dependencies point one way: every import of every
 installed package module, module-level and inside functions, read with ``ast`` (nothing is
 imported), checked for cycles and for the layer order units < tasks < judge, reward < env, evals,
 training, policies. Private names taken from another module are checked by
@@ -54,8 +54,8 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 # timer, so it sits above the judge although it lives in ``units/``. No other units module imports
 # it. Moving it up (with its importers: env.py, cli_units.py, three evals modules, five test files,
 # and some 35 ``units.harness`` references in the documents) is left to the layout change of
-# issue 22; these four edges are its only ones.
-_HARNESS = "units harness: the verifier sits above the judge; move with the issue-22 layout"
+# the packages; these four edges are its only ones.
+_HARNESS = "units harness: the verifier sits above the judge; move with the package layout change"
 ALLOWED_LAYER_VIOLATIONS: dict[tuple[str, str], str] = {
     ("units.harness", "hawkeye_env.judge.correctness"): _HARNESS,
     ("units.harness", "hawkeye_env.judge.cpu_backend"): _HARNESS,

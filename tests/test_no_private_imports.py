@@ -1,4 +1,4 @@
-"""No module takes another module's private names (STYLE.md item 11, issue 22 item 3).
+"""No module takes another module's private names.
 
 Every ``.py`` under ``PACKAGES`` is parsed with ``ast`` (nothing is imported) and each of these
 is a crossing when ``target`` is another project module than the file's own:
@@ -35,7 +35,7 @@ _METADATA = "Triton compiled-kernel metadata of a unit's JIT kernel, which has n
 ALLOWED: dict[tuple[str, str, str], str] = {
     # The kernel sweeps read registers, spills and shared memory from the compiled metadata of a
     # unit's kernel; every unit names its kernels ``_<op>_kernel`` behind a public launcher, and a
-    # public handle per unit is a change to the unit format (issue 22 item 2, sweep harness).
+    # public handle per unit is a change to the unit format (sweep harness).
     ("evals.kerneldev.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): _METADATA,
     ("units.triton_compile", "units.block_scaled_fp4", "_fp4_gemm_kernel"):
         "the sm_90 cross-compile of the FP4 kernel's main loop needs the JIT function itself",

@@ -1,4 +1,4 @@
-"""Files within about 400 lines and functions within about 60 (issue 22 item 5, STYLE.md).
+"""Files within about 400 lines and functions within about 60.
 
 Every ``.py`` under ``PACKAGES`` is parsed with ``ast``: a module may hold at most
 ``MAX_MODULE_LINES`` lines, a function at most ``MAX_FUNCTION_LINES`` lines of code (its

@@ -56,7 +56,7 @@ from hawkeye_env.judge.verdict import Verdict
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 
-# The tasks issue 18 names for 200 trials (they failed on the H200 before); the others get --trials.
+# The tasks that get 200 trials (they failed on the H200 before); the others get --trials.
 HARD_TASKS = ("gla_fwd_bf16", "attention_causal_bf16", "attention_gqa_bf16", "delta_net_fwd_bf16",
               "gated_delta_net_fwd_bf16", "simple_gla_fwd_bf16", "simple_gla_long_bf16")
 # One task per family for the noise measurement (memory-bound, GEMM, decode GEMM, FP8, FP4,

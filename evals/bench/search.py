@@ -30,7 +30,7 @@ of each ``Verdict.profile`` stage, the median of what a verdict's wall time hold
 consecutive stages (``PARTS``), where the host's CPU went (``host_load.py``) and, since the batch is
 the search policy's first turn, its best-of-N metrics (``best_of_n``: the same ``evals.candidates``
 summary as ``hawkeye eval``'s ``results.json``, on the device time of the phase's judge). A phase that
-would start after ``--budget-s`` is skipped; the JSON is rewritten after each phase. Issue 17's
+would start after ``--budget-s`` is skipped; the JSON is rewritten after each phase. The
 target: at least 27 verdicts per GPU-minute sandboxed. Figures belong in BENCHMARKS.md with the
 JSON under ``evals/results/``.
 """

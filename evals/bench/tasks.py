@@ -22,7 +22,7 @@ from a cache), in K rounds of one copy per task, each round one ``evaluate_many`
 ``--workers`` in flight; no round starts after ``--budget-s``. A task's row is its median verdict
 by device time, with ``repeats``: the verdicts' count, their device time's and each speedup's
 median, min, max and max/min, so one run gives the suite's figures and the noise between verdicts
-of identical code under load (issue 18's target: max/min <= 1.04).
+of identical code under load (target: max/min <= 1.04).
 """
 
 from __future__ import annotations

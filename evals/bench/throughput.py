@@ -25,8 +25,8 @@ GPU) the batch is judged
 and the warm ``gemm_bf16`` expert is then judged alone ``--repeats`` times on one GPU. Reported:
 candidates per minute and per GPU-minute, the speedup from the fewest to the most GPUs per phase,
 the median warm ``gemm_bf16`` verdict seconds (in the batch and alone) with the median of each
-``Verdict.profile`` stage, and any candidate whose stage differs from the expected one. Targets
-(issue 7): at least 1.8x from one GPU to two, and a warm ``gemm_bf16`` verdict under 2 s median;
+``Verdict.profile`` stage, and any candidate whose stage differs from the expected one. Targets:
+at least 1.8x from one GPU to two, and a warm ``gemm_bf16`` verdict under 2 s median;
 measured figures belong in BENCHMARKS.md with the JSON under ``evals/results/``.
 """
 

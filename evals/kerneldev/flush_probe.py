@@ -4,7 +4,7 @@ side by side. CUDA only.
     python -m evals.kerneldev.flush_probe linear_decode_bf16:cublas gemm_skinny_bf16:cublas --out probe.json
 
 The judge flushes the L2 before every timed call by writing twice its size (``timing.py``,
-REWARD_HACKS #14), so each call starts with the L2 full of *dirty* lines that are written back to
+threat model #14), so each call starts with the L2 full of *dirty* lines that are written back to
 DRAM while the call reads its operands. Each ``TASK:VENDOR`` pair (built as the judge builds them,
 ``launch_share.runners``) is timed under ``FLUSH_MODES``:
 

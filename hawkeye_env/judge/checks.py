@@ -6,7 +6,7 @@ timed loop. Each output is compared with ``correctness.compare`` against the flo
 and calibrated by the native-precision reference (``row["native"]``, from ``references.py``)
 when the row has one; the expected dtypes are then the native reference's, never the worker's.
 ``repeat_failure`` tells a stale or cached answer (a violation) from a numerically borderline one
-(incorrect). A trial whose float64 reference is not finite is not scored (REWARD_HACKS #25); a
+(incorrect). A trial whose float64 reference is not finite is not scored (docs/threat-model.md #25); a
 verdict none of whose trials could be scored is incorrect. Everything here runs in the trusted
 parent on tensors it decoded from a reply, against references it computed itself.
 """

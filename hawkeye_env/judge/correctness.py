@@ -21,7 +21,7 @@ errors far above the output's RMS, from the rounding of their bf16 operands. On 
 element of GLA (error 26.8, cap 18.1; 1 trial of 206) and of long simple GLA (23.9 against 19.5;
 1 of 182), each in a heavy-tailed trial at the timed shape; both pass on their row's scale
 (``evals.bench.recheck_trials``). A reference that is not finite cannot score an output
-(REWARD_HACKS #25): ``compare`` says so (``scored`` False) and the trial checks skip the trial.
+(docs/threat-model.md #25): ``compare`` says so (``scored`` False) and the trial checks skip the trial.
 
 Measured error rates (CPU, synthetic, 2026-12-01, worst element on its row's scale; ``python
 tests/judge/test_tolerance_rule.py 200``: 200 seeds x normal, uniform and Student-t3 inputs per
@@ -40,7 +40,7 @@ rounding), which the same verdict's normal and heavy-tailed trials reject. The f
 come from ``evals.bench.calibrate``.
 
 ``is_near_constant`` flags references that cannot tell a right answer from a constant one
-(REWARD_HACKS #11).
+(docs/threat-model.md #11).
 """
 
 from __future__ import annotations

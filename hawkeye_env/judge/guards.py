@@ -1,7 +1,7 @@
 """Run-time guards installed in the worker before any candidate code is imported.
 
 - ``OpRecorder``: a ``TorchDispatchMode`` that records every aten op the candidate's forward
-  dispatches, so torch fallbacks (REWARD_HACKS #8) show up whatever spelling reached them, and
+  dispatches, so torch fallbacks (docs/threat-model.md #8) show up whatever spelling reached them, and
   poisons a strided allocation's whole storage (``poison.py``; #1, #16).
 - ``LaunchCounter``: wraps Triton's launch entry points (``JITFunction.run`` on GPU,
   ``InterpretedFunction.run`` under the interpreter) and counts launches by kernel module, so
@@ -327,7 +327,7 @@ def _dunder(key: str) -> bool:
 
 class JudgeSnapshot:
     """Identities of the judge's functions and of the watched classes' attributes, taken before
-    candidate import (REWARD_HACKS #6). A watched class's new attribute counts too, except a
+    candidate import (docs/threat-model.md #6). A watched class's new attribute counts too, except a
     dunder, which Python itself may add (``__annotations__`` on first read)."""
 
     def __init__(self) -> None:
@@ -344,7 +344,7 @@ class JudgeSnapshot:
 
 
 def thread_count() -> int:
-    """Python threads plus child processes of this process (REWARD_HACKS #4).
+    """Python threads plus child processes of this process (docs/threat-model.md #4).
 
     Native threads are not counted: the CUDA driver and Triton's compiler start their own on first
     use, and a candidate can only start native threads through ctypes, which the static rules

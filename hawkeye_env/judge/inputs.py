@@ -2,7 +2,7 @@
 
 The task's ``get_inputs(**shape)`` fixes shapes and dtypes; every floating tensor it returns is
 redrawn here from a named distribution with a per-trial seed, so no two trials (and no two timed
-iterations) share values (REWARD_HACKS #7, #12). Integer tensors keep the task's values, drawn
+iterations) share values (docs/threat-model.md #7, #12). Integer tensors keep the task's values, drawn
 under the trial's seed. Floating parameters and buffers of the reference model are redrawn too, so
 a candidate cannot specialise to default initialisations such as all-ones norm weights (#13).
 

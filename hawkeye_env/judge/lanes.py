@@ -3,7 +3,7 @@
 A lane is one GPU (or the CPU interpreter). Every candidate still runs in a fresh process, a new
 interpreter in its own sandbox (``spawn.py``): a candidate's module-level side effects,
 monkeypatches and leftover CUDA state must never reach another candidate's verdict
-(REWARD_HACKS.md #6, #7), so processes are never reused. "Warm" therefore means what can be kept
+(docs/threat-model.md #6, #7), so processes are never reused. "Warm" therefore means what can be kept
 without sharing a live process:
 
 * standby workers (``standby.py``) have imported torch, Triton and the judge's modules, loaded

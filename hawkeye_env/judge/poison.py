@@ -1,4 +1,4 @@
-"""Poisoning a strided allocation's whole storage in the candidate's worker (REWARD_HACKS #1, #16).
+"""Poisoning a strided allocation's whole storage in the candidate's worker (threat model #1, #16).
 
 With ``torch.utils.deterministic.fill_uninitialized_memory`` on, torch fills a new tensor's
 elements with NaN (integers with their maximum), but only the elements its view covers: an

@@ -1,4 +1,4 @@
-"""The parent's validation of a worker's reply against its own plan (REWARD_HACKS #20, #23).
+"""The parent's validation of a worker's reply against its own plan (docs/threat-model.md #20, #23).
 
 A worker's reply is written by a process that ran candidate code, so it is data to check, never
 to believe: a candidate that escaped its worker's Python defences can write the reply itself.

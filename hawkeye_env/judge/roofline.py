@@ -1,7 +1,7 @@
 """Roofline floors: the least time a task's work can take on a GPU.
 
 A measured time below ``max(flops / peak_flops, bytes / peak_bandwidth)`` is physically impossible
-and is quarantined as a violation (REWARD_HACKS #15). Ceilings are vendor datasheet peaks (dense,
+and is quarantined as a violation (threat model #15). Ceilings are vendor datasheet peaks (dense,
 no sparsity), deliberately above what we measured, so an honest kernel never trips the floor:
 on the H200 we measured 4.27 TB/s copy bandwidth and 788 TFLOP/s bf16 cuBLAS
 (``shared/anchors/h200-2026-11-29.json``) against datasheet 4.8 TB/s and 989 TFLOP/s.

@@ -9,7 +9,7 @@ started like every worker (a fresh interpreter in its own sandbox, ``spawn.py``)
 (GPU pinning, cache folders, the shared lane lock around its first CUDA calls; the trusted parent
 serves that lock protocol from a background thread), runs the trusted warm-up, drops the lock and
 waits for exactly one job. Nothing of any candidate has run in it; after its
-job it exits like every worker, so one candidate per process still holds (REWARD_HACKS #6, #7).
+job it exits like every worker, so one candidate per process still holds (docs/threat-model.md #6, #7).
 
 ``POOL.take`` hands out a standby set up for ``(device, lane, memory limit)`` when one exists and
 starts replacements, keeping ``POOL.depth`` started ahead: one, or as many as a batch has

@@ -2,8 +2,8 @@
 
 A fast first filter, not the defence: it rejects what no honest Triton candidate writes before a
 worker is started. The defence is that nothing the verdict trusts is computed in the candidate's
-process (REWARD_HACKS.md #19-#21: OS sandbox per worker, parent-side validation of every reply),
-so a spelling these rules miss must still not forge a verdict. Numbers refer to REWARD_HACKS.md.
+process (docs/threat-model.md #19-#21: OS sandbox per worker, parent-side validation of every reply),
+so a spelling these rules miss must still not forge a verdict. Numbers are docs/threat-model.md's classes.
 
 The rules are allowlists (#18), applied to every node whatever object it is read from, so binding
 a module to another name changes nothing:

@@ -3,7 +3,7 @@
 Under Triton's CPU interpreter a kernel is plain Python run in the candidate's process and its
 values are numpy data: the text of a loaded block (``str(x)``), an exception's message, an append
 to a list or a call of a plain Python function hands what the kernel read to host code, which then
-computes the answer where no op recorder sees it (REWARD_HACKS #8; CPU verdicts). None of that
+computes the answer where no op recorder sees it (docs/threat-model.md #8; CPU verdicts). None of that
 compiles for a GPU. So in the body of a module-level ``jit`` def (``static_kernels``):
 
 * no ``raise``, ``try``, ``with``, f-string, ``lambda``, ``del``, ``yield``, ``await``, and no

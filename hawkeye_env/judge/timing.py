@@ -3,7 +3,7 @@
 Method (applied identically to candidates and every baseline: eager, torch.compile, vendor):
 - warm-up calls first (at least ``WARMUP_S`` of wall time), so compilation, autotuning and clock
   ramp-up stay out of the numbers; their median host enqueue time sizes the spin below;
-- every timed iteration gets inputs refilled in place with fresh random values (REWARD_HACKS #7),
+- every timed iteration gets inputs refilled in place with fresh random values (threat model #7),
   then an L2 flush (a write of ``L2_FLUSH_FACTOR`` x the L2 size, #14), then a device synchronize;
 - device time: a GPU spin (``torch.cuda._sleep``, ``spin_cycles`` of the warm-up enqueue) is
   queued before the start event, so the host enqueues the whole call while the GPU is still
@@ -56,7 +56,7 @@ from hawkeye_env.judge.timing_plan import (  # noqa: F401 - re-exported: the pla
     plan_iterations,
 )
 
-L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (REWARD_HACKS #14); H200 L2 = 60 MB
+L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (docs/threat-model.md #14); H200 L2 = 60 MB
 # Warm-up: at least WARMUP calls and WARMUP_S of wall time. The H200 idles at 345 MHz SM clock
 # (nvidia-smi, 2026-11-29); with 3 warm-up calls alone the gemm_bf16 candidate median moved 0.236,
 # 0.259, 0.308 ms across three verdicts (evals/results/judge-h200-2026-11-29.json).
@@ -114,7 +114,7 @@ def time_callable(fn, inputs: list, iters: int, retries: int, seed: int, keep: i
         guarded: optional ``guarded(fn, inputs) -> output`` used instead of a plain call for the
             warm-up calls and every timed iteration but the clock checks (whose host launch time
             is measured plain), so the calls whose device time is scored are the calls that are
-            checked, and the kept ones among them cannot be told apart (REWARD_HACKS #24).
+            checked, and the kept ones among them cannot be told apart (docs/threat-model.md #24).
         hide_launch: queue a GPU spin (``spin_cycles`` of the median warm-up enqueue) before the
             start event of every iteration but the clock checks; False times the whole call,
             host launch included, in every iteration.

@@ -12,7 +12,7 @@ CV_GATE = 0.05  # Hawkeye's harness: redo timings whose coefficient of variation
 # as a whole (a clock dip, a neighbour's burst) moves it no more than a sample moves a median.
 # 3 rounds x 50 iterations = 150 timed iterations per call when every round passes the CV gate,
 # the most the judge spent before (50 x 3 attempts); at most (3 + retries) x 50 = 250 with the
-# judge's retries=2, within 2x of that. Target (issue 18): repeated verdicts of one kernel within
+# judge's retries=2, within 2x of that. Target: repeated verdicts of one kernel within
 # max/min 1.04; the spread this reaches is the calibration run's figure
 # (evals/results/judge-calibration-*.json, recorded on the GPU by ``evals``' calibration command).
 TIMING_ROUNDS = 3
@@ -23,7 +23,7 @@ CLOCK_CHECK_FRACTION = 0.2
 CLOCK_CHECK_MIN = 5
 # A median host wall time over the clock-check iterations more than 2x their in-stream time (their
 # event median, or the host launch when that is longer) plus 50 us of synchronisation overhead
-# means work ran outside the timed stream (REWARD_HACKS #3).
+# means work ran outside the timed stream (docs/threat-model.md #3).
 TIMING_ESCAPE_RATIO = 2.0
 TIMING_ESCAPE_SLACK_MS = 0.05
 
@@ -62,7 +62,7 @@ def clock_violation(result: dict) -> str | None:
     ``max(their event median, their host launch median)`` + ``TIMING_ESCAPE_SLACK_MS`` (the
     median ``host_launch_median_ms``, ``host_launch_ms`` where absent): the host waited
     at the final synchronize for work the events never saw (another stream, a host thread's
-    launches; REWARD_HACKS #3, #4). A result without the clock-check keys (a whole-call timing
+    launches; docs/threat-model.md #3, #4). A result without the clock-check keys (a whole-call timing
     dict) is checked on ``wall_median_ms`` against ``median_ms``; one whose checks are None
     (``iters`` < 2: no clock checks) cannot be checked and gives None.
 

@@ -28,7 +28,7 @@ class Stage(str, Enum):
 # of verdict and feedback text).
 MAX_VIOLATIONS = 64
 
-# Violation codes: one per defence in REWARD_HACKS.md (number in the comment).
+# Violation codes: one per defence of docs/threat-model.md (its class number in the comment).
 VIOLATION_CODES: dict[str, str] = {
     "forbidden_import": "imports a module that could escape the sandbox or patch the judge (#4, #6)",
     "forbidden_call": "calls a builtin or API that could patch, introspect or escape (#3, #4, #6)",

@@ -44,7 +44,7 @@ def setup_process(device: str, memory_limit_bytes: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
     torch.set_grad_enabled(False)
     # Poisoned allocations: with deterministic algorithms on (only around candidate calls),
-    # torch.empty fills floats with NaN and integers with their max value (REWARD_HACKS #1, #16).
+    # torch.empty fills floats with NaN and integers with their max value (threat model #1, #16).
     torch.utils.deterministic.fill_uninitialized_memory = True
 
 
@@ -58,7 +58,7 @@ def pin_gpu(gpu: int) -> int:
     """Show this worker only visible GPU ``gpu`` (an index into the parent's visible devices), as
     device 0, and return the index to use. Called before CUDA is initialised, so the candidate
     cannot reach another GPU, where its work would escape this GPU's timer and synchronisation
-    (REWARD_HACKS #3). If CUDA were already initialised the variable would be ignored: then the
+    (docs/threat-model.md #3). If CUDA were already initialised the variable would be ignored: then the
     GPU is only selected."""
     if torch.cuda.is_initialized():
         return gpu

@@ -23,7 +23,7 @@ cannot join the sandbox writes ``error ...`` and the parent starts a fresh worke
 
 Each worker is a separate process forked from a zygote in which nothing of any candidate ever ran:
 what one candidate does to its process (its memory, its modules) cannot reach the zygote or the
-next worker, as with a fresh interpreter (REWARD_HACKS #6, #7).
+next worker, as with a fresh interpreter (docs/threat-model.md #6, #7).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ The judge calls three hooks that an imported task provides (``hawkeye_env/judge/
 - ``Model.hawkeye_prepare_trial``: the model was built under the trial's seed, so its weights are
   the layers' own initialisation (fan-in scaled) drawn afresh per trial; tensors initialised to a
   constant (norm weights of 1, zero biases, BatchNorm running statistics) get a small jitter
-  (``CONSTANT_JITTER``) so a candidate cannot specialise to them (REWARD_HACKS #13) while a
+  (``CONSTANT_JITTER``) so a candidate cannot specialise to them (docs/threat-model.md #13) while a
   variance stays positive. Dropout layers go to eval mode.
 - ``Model.hawkeye_reference64``: the forward in float64 under ``Float64Following``, a torch
   function mode that widens every lower-precision floating argument of every call, so modules

@@ -85,7 +85,7 @@ WORST_CAP = 0.25
 #
 # fp32: plain fp32 arithmetic lands far under 1e-5 relative (fp32 GEMM K=512: 2.9e-7; softmax:
 # 7e-8); tf32 (10-bit mantissa operands) lands at 3e-4-8e-4 and bf16 compute at 2.9e-3, so
-# rel_l2 = 1e-5 rejects both (REWARD_HACKS #10). Element bound: 2^-13 relative covers reassociated
+# rel_l2 = 1e-5 rejects both (threat model #10). Element bound: 2^-13 relative covers reassociated
 # fp32 reductions over 1e5 terms; worst element 10x that.
 FP32 = Tolerance(
     rtol=1.2e-4, atol=1.2e-4, rel_l2=1e-5,
@@ -147,7 +147,7 @@ DELTA_RULE_BF16 = Tolerance(
 )
 
 # Input distributions every verdict draws from. ``heavy_tailed`` is a Student-t with 3 degrees
-# of freedom (REWARD_HACKS #12): finite variance, but outliers 10x the RMS are common.
+# of freedom (docs/threat-model.md #12): finite variance, but outliers 10x the RMS are common.
 DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed")
 
 

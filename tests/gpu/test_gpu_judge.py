@@ -139,7 +139,7 @@ def test_prefetch_measures_every_tasks_baselines_into_the_store(tmp_path):
 
 
 def test_a_kernel_that_does_less_work_when_unobserved_is_caught(store, monkeypatch):
-    """REWARD_HACKS #24 on the GPU: correct in every correctness trial, a quarter of the rows
+    """docs/threat-model.md #24 on the GPU: correct in every correctness trial, a quarter of the rows
     skipped in the timed loop. Every timed call is guarded and the kept ones are drawn from all of
     them, so the skipped rows show in a kept output: rejected, never a speedup."""
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")  # the worker's own timing; the replay: test_gpu_replay.py

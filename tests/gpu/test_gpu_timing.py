@@ -1,5 +1,5 @@
 """On a GPU: ``time_callable`` reads device time with the host launch kept out, reports the host
-launch beside it, and its clock checks catch work on a side stream (REWARD_HACKS #3).
+launch beside it, and its clock checks catch work on a side stream (docs/threat-model.md #3).
 
 ``tests/judge/test_timing_method.py`` checks the same claims against a simulated GPU on the CPU.
 """

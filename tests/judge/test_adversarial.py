@@ -1,4 +1,4 @@
-"""Adversarial candidates (REWARD_HACKS.md #1-#18, #23) judged end to end on CPU.
+"""Adversarial candidates (docs/threat-model.md #1-#18, #23) judged end to end on CPU.
 
 Each candidate is a data file under ``tests/candidates/hacks/`` whose docstring names the hack it
 attempts. A hack must be caught with its reason, score no more than a candidate that fails to
@@ -294,7 +294,7 @@ def _assert_outcome(v: Verdict, expect: str | tuple[str, ...], fragment: str) ->
 
 
 def _assert_reward_bound(v: Verdict, compile_failure_reward: float) -> None:
-    """Every caught hack scores no more than a compile failure (REWARD_HACKS.md): violations score
+    """Every caught hack scores no more than a compile failure (docs/threat-model.md): violations score
     -1.0, and hacks caught by wrong outputs or a dead worker score the flat failure reward."""
     assert v.reward <= compile_failure_reward, v.feedback
     if v.stage is Stage.REJECTED or v.violations:

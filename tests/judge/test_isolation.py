@@ -1,5 +1,5 @@
 """Each claim of the OS sandbox (``hawkeye_env/judge/isolation.py``), checked by a candidate that
-tries to break it from inside its worker (REWARD_HACKS #21, #22).
+tries to break it from inside its worker (docs/threat-model.md #21, #22).
 
 The candidates are run with the static rules off, as an escaped candidate would be: they import
 ``os``, ``socket`` and ``subprocess`` freely. Each one does its attempt inside ``forward`` and

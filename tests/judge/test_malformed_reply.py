@@ -1,4 +1,4 @@
-"""A worker's reply is untrusted data (REWARD_HACKS #20, #23): a reply that does not fit the
+"""A worker's reply is untrusted data (docs/threat-model.md #20, #23): a reply that does not fit the
 parent's plan is a ``forged_reply`` violation, never a judge crash, never a correct verdict, and
 never a source of baseline times.
 

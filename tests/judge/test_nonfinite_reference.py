@@ -1,4 +1,4 @@
-"""A trial whose float64 reference is not finite is never scored (REWARD_HACKS #25).
+"""A trial whose float64 reference is not finite is never scored (docs/threat-model.md #25).
 
 ``nonfinite_task/log_fp32.py`` is ``log(x)`` of inputs with negative values: its reference is NaN
 in about half of the elements of every trial. A candidate that writes NaN (everywhere, or exactly

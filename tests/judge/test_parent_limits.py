@@ -1,5 +1,5 @@
 """What a worker that took over its own process can do to the parent, and the limits that hold
-(REWARD_HACKS #22, #23): a stalled or flooding connection, a scratch folder filled to exhaust the
+(threat model #22, #23): a stalled or flooding connection, a scratch folder filled to exhaust the
 host's memory, an error text of many megabytes. Each candidate runs with the static rules off, as
 an escaped candidate would; the batch it shares with an honest candidate must return, with the
 honest verdict intact, within the worker's timeout."""

@@ -142,7 +142,7 @@ def test_a_stale_output_beside_a_borderline_one_is_a_violation():
 
 
 def test_expected_dtypes_come_from_the_native_reference():
-    """A worker that reports a wrong expected dtype (REWARD_HACKS #19) changes nothing when the
+    """A worker that reports a wrong expected dtype (docs/threat-model.md #19) changes nothing when the
     parent has its native reference: a float32 output of a bf16 task fails on dtype."""
     ref = _ref(0)
     row = {"outputs": [ref.to(torch.float32)], "reference": [ref], "expected_dtypes": ["float32"],

@@ -1,4 +1,4 @@
-"""The static rules as allowlists (REWARD_HACKS.md #18, #23): honest sources pass untouched, each
+"""The static rules as allowlists (docs/threat-model.md #18, #23): honest sources pass untouched, each
 escape class of the denylist is a finding with its reason, and no input makes the checker raise.
 
 The honest corpus is every expert solution, every unit module a candidate imports or gets inlined,
@@ -336,7 +336,7 @@ class ModelNew(nn.Module):
 
 
 def test_gluon_kernels_pass_the_static_rules_as_triton_ones_do():
-    """Issue 21: a candidate may write Gluon (layouts, shared memory, TMA, mbarriers, wgmma)."""
+    """A candidate may write Gluon (layouts, shared memory, TMA, mbarriers, wgmma)."""
     assert check_source(GLUON_CANDIDATE) == []
 
 

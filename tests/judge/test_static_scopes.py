@@ -1,5 +1,5 @@
 """``static_scopes.resolve``: Python's scoping rules over the syntax tree, and the static rules that
-read them (REWARD_HACKS.md #18). A read that may find no binding of the candidate's falls through to
+read them (threat model #18). A read that may find no binding of the candidate's falls through to
 the module's globals and the builtins, where Triton's CPU interpreter puts names of its own."""
 
 from __future__ import annotations

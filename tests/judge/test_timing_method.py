@@ -138,7 +138,7 @@ def test_side_stream_work_trips_the_clock_check(gpu):
 
 
 def test_work_enqueued_after_the_call_returned_trips_the_clock_check(gpu):
-    """A host thread that enqueues the work once the forward returned (REWARD_HACKS #4)."""
+    """A host thread that enqueues the work once the forward returned (docs/threat-model.md #4)."""
     def fn(x):
         gpu.launch(5e-5)
         gpu.after_end = 5e-3

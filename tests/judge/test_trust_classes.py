@@ -1,4 +1,4 @@
-"""Judge-trust classes (REWARD_HACKS #19-#25) attempted by a candidate that controls its whole
+"""Judge-trust classes (docs/threat-model.md #19-#25) attempted by a candidate that controls its whole
 worker process: each candidate under ``tests/candidates/trust/`` is judged end to end on CPU
 with the static rules off (as a candidate that escaped them would run) and must not get a better
 verdict than its kernels earn, nor change anything outside its own verdict.

@@ -1,4 +1,4 @@
-"""Every task can judge: its reference is not near constant (REWARD_HACKS #11) and its tolerance
+"""Every task can judge: its reference is not near constant (docs/threat-model.md #11) and its tolerance
 accepts the reference's own native-precision output while rejecting a lower precision (#10)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""REWARD_HACKS #8 past the op recorder (issue 17, class 2): the answer computed by a torch op
+"""docs/threat-model.md #8 past the op recorder: the answer computed by a torch op
 with torch's dispatch to Python modes switched off, so the worker's op recorder never sees it; a
 decoy kernel launch writes zeros. Statically rejected (a private torch attribute); with static
 checks off the worker's own outputs are right, but the replay runs only what the plan recorded

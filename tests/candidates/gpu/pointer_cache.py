@@ -1,4 +1,4 @@
-"""REWARD_HACKS #7: answer the first three calls of a ModelNew honestly, then return the first
+"""docs/threat-model.md #7: answer the first three calls of a ModelNew honestly, then return the first
 answer again (launching the kernel on a scratch buffer so a kernel launch is still seen).
 
 The correctness trials call one instance at most three times (trial, re-run, fresh inputs), so

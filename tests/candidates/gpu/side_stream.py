@@ -1,4 +1,4 @@
-"""REWARD_HACKS #3: launch the work on a side stream so events on the current stream miss it.
+"""docs/threat-model.md #3: launch the work on a side stream so events on the current stream miss it.
 
 The side stream waits for the current one first, so the outputs are right (the worker synchronises
 the whole device before reading them). Rejected statically (torch.cuda.Stream); with static checks

@@ -1,4 +1,4 @@
-"""REWARD_HACKS #24: behave only while observed. The gemm_bf16 expert, but after its first
+"""docs/threat-model.md #24: behave only while observed. The gemm_bf16 expert, but after its first
 UNOBSERVED_AFTER calls (the correctness trials, which all check their outputs) it computes three
 quarters of the rows, about 25% less work, for every call of the timed loop: a kernel that counts
 on the timed calls being unchecked. Every timed call is guarded and any of them may be kept and

@@ -2,7 +2,7 @@
 
 Every distribution the judge draws (normal, uniform U(-0.5, 1.5), Student-t3) has negative
 values, so the float64 reference is NaN in about half of the elements of every trial and no trial
-can be scored (REWARD_HACKS #25). Used by ``tests/judge/test_nonfinite_reference.py``.
+can be scored (docs/threat-model.md #25). Used by ``tests/judge/test_nonfinite_reference.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """LayerNorm that never reads its weight and bias: right for the default initialisation (weight
 1, bias 0) that KernelBench's trials keep, wrong for the jittered ones hawkeye's trials draw
-(REWARD_HACKS #13)."""
+(docs/threat-model.md #13)."""
 
 import torch
 import torch.nn as nn
