@@ -130,9 +130,9 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
                            "use verify_cpu_in_subprocess")
-    from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+    from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
 
-    install_bf16_interpreter_fix()
+    install_interpreter_fixes()
     skipped = {role: why for role in ROLES if (why := unit.cpu_skip(role))}
     with poisoned_empty():
         fns = {role: None for role in ROLES if role not in skipped} | ({"candidate": candidate} if candidate else {})

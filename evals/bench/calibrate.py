@@ -246,10 +246,10 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":  # kernels run under Triton's interpreter, bf16 fixed as in the judge's workers
         import os
 
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
-        install_bf16_interpreter_fix()
+        install_interpreter_fixes()
     start = time.monotonic()
     deadline = start + args.budget_s
     tasks = [t for t in args.tasks.split(",") if t] or [s.id for s in list_tasks()]

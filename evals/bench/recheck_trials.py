@@ -76,10 +76,10 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":
         import os
 
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
-        install_bf16_interpreter_fix()
+        install_interpreter_fixes()
     report = {"date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
               "command": "python -m evals.bench.recheck_trials " + " ".join(args.trials) + f" --device {args.device}",
               "trials": {}}

@@ -35,10 +35,10 @@ def setup_process(device: str, memory_limit_bytes: int) -> None:
     torch.set_num_threads(1)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
         from hawkeye_env.judge.interpreter_bounds import install_memory_bounds
 
-        install_bf16_interpreter_fix()
+        install_interpreter_fixes()
         install_memory_bounds()  # a kernel's pointers reach only its launch's tensor arguments
         if memory_limit_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))

@@ -112,9 +112,9 @@ def test_solution_matches_reference(task_id, shape, seed):
     task = _task(task_id)
     spec = task.SPEC
     if "bfloat16" in spec.dtypes:
-        from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
 
-        install_bf16_interpreter_fix()
+        install_interpreter_fixes()
     solution = importlib.import_module(spec.solution)
 
     torch.manual_seed(seed)
