@@ -117,7 +117,7 @@ def check_trials(spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict,
     and ``rerun`` (outputs)."""
     scored = 0
     for t, row in zip(plan, rows):
-        summary = {k: t[k] for k in ("shape", "distribution", "order")}
+        summary = {k: t[k] for k in ("shape", "distribution", "order", "layout", "hidden") if k in t}
         outs, refs, natives = row["outputs"], row["reference"], row.get("native")
         dtypes = _dtypes(row.get("expected_dtypes") or [], natives)
         if len(outs) != len(refs):

@@ -13,6 +13,11 @@ a task module's ``draw_inputs(shape, distribution, seed, device, draw_like)`` re
 replaces ``randomize_parameters``' redraw, and an input list's ``refill_in_place(generator)``
 replaces ``refill``. Each receives ``draw_like``, so the distributions stay defined here.
 
+Value distributions beyond the three (``spec.VALUE_DISTRIBUTIONS``) probe edge values: ``zeros``,
+``repeated``, ``large`` (the task's ``large_magnitude`` times a normal draw, inputs only: weights
+stay unit-scale) and ``skewed_ids`` (integer inputs redrawn heavy on their low end). A trial's
+``layout`` (``layouts.py``) then gives the inputs non-contiguous storage with the same values.
+
 One more distribution, ``NATIVE``, redraws nothing: its trials (KernelBench's protocol,
 ``kernelbench_protocol.py``) take ``get_inputs(**shape)``'s own values, drawn under the trial's
 seed, and the model's default initialisation, dropout layers in eval mode. Every builder of a
@@ -26,8 +31,21 @@ import hashlib
 
 import torch
 
+from hawkeye_env.judge import layouts
+
 HEAVY_TAIL_DOF = 3.0  # Student-t: finite variance; 4e-4 of draws exceed 10x the RMS (measured, 1e6 draws)
 NATIVE = "native"  # the task's own get_inputs values and default initialisation (module docstring)
+# ``zeros``: the fraction of scattered exact zeros; besides, every ``ZERO_ROW_EVERY``-th row (last
+# dim) is all zeros and the row after it starts with a zero (a padding test on the first element).
+ZERO_FRACTION = 0.125
+ZERO_ROW_EVERY = 4
+# ``repeated``: normal draws rounded to a grid of this step within +-REPEATED_RANGE (9 values), so
+# maxima tie and equal keys collide.
+REPEATED_STEP = 0.5
+REPEATED_RANGE = 2.0
+# ``skewed_ids``: ids lo + floor((hi - lo + 1) * u^SKEW) for uniform u: the lowest id takes about
+# 1/SKEW of the mass' first fraction, so ids repeat and the frequency is Zipf-like.
+SKEW = 4.0
 DROPOUT = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d, torch.nn.Dropout3d, torch.nn.AlphaDropout,
            torch.nn.FeatureAlphaDropout)
 
@@ -38,6 +56,10 @@ def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) ->
 
     ``normal``: N(0, 1). ``uniform``: U(-0.5, 1.5), so the mean is not zero.
     ``heavy_tailed``: Student-t with ``HEAVY_TAIL_DOF`` degrees of freedom, scaled to unit variance.
+    ``zeros``: N(0, 1) with exact zeros (``ZERO_FRACTION`` scattered, every ``ZERO_ROW_EVERY``-th
+    row of the last dim zero where there are several rows, the row after it starting with 0).
+    ``repeated``: N(0, 1) rounded to nine values. ``large`` and ``skewed_ids``: N(0, 1) here
+    (``make_inputs`` scales the inputs of ``large`` and redraws the integers of ``skewed_ids``).
     """
     kw = {"generator": generator, "dtype": torch.float32, "device": generator.device}
     shape = t.shape
@@ -45,6 +67,20 @@ def draw_like(t: torch.Tensor, distribution: str, generator: torch.Generator) ->
         x = torch.randn(shape, **kw)
     elif distribution == "uniform":
         x = torch.rand(shape, **kw) * 2 - 0.5
+    elif distribution in ("large", "skewed_ids"):  # scaled or integer-only in make_inputs
+        x = torch.randn(shape, **kw)
+    elif distribution == "zeros":
+        x = torch.randn(shape, **kw)
+        x[torch.rand(shape, **kw) < ZERO_FRACTION] = 0.0
+        if x.dim() >= 1 and x.numel():
+            rows = x.view(-1, shape[-1])
+            rows[1::ZERO_ROW_EVERY, 0] = 0.0
+            if rows.shape[0] > 1:
+                rows[::ZERO_ROW_EVERY] = 0.0
+    elif distribution == "repeated":
+        x = torch.randn(shape, **kw)
+        x = (x / REPEATED_STEP).round().clamp(-REPEATED_RANGE / REPEATED_STEP, REPEATED_RANGE / REPEATED_STEP)
+        x *= REPEATED_STEP
     elif distribution == "heavy_tailed":
         x = torch.zeros(shape, dtype=torch.float32, device=generator.device)
         for _ in range(int(HEAVY_TAIL_DOF)):
@@ -135,22 +171,42 @@ def fresh_seed(seed: int) -> int:
     return derived_seed(seed, "fresh")
 
 
-def make_inputs(module, shape: dict, distribution: str, seed: int, device: str) -> list:
+def skewed_ids(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``x``'s shape and dtype, ids in ``[min(0, x.min()), x.max()]`` heavy on the low end
+    (``SKEW``), the largest id present: repeated ids, a skewed frequency (gathers, cross-entropy
+    targets)."""
+    if x.numel() == 0:
+        return x
+    lo, hi = min(0, int(x.min())), int(x.max())
+    u = torch.rand(x.shape, generator=generator, device=generator.device)
+    ids = (lo + ((hi - lo + 1) * u**SKEW).floor().clamp(max=hi - lo)).to(x.dtype)
+    ids.view(-1)[-1] = hi
+    return ids.to(x.device)
+
+
+def make_inputs(module, shape: dict, distribution: str, seed: int, device: str, layout: dict | None = None) -> list:
     """``module.get_inputs(**shape)`` with floating tensors redrawn on ``device`` (or the task's
-    own ``draw_inputs``; ``NATIVE``: its own values, ``native_inputs``; module docstring)."""
+    own ``draw_inputs``; ``NATIVE``: its own values, ``native_inputs``; module docstring), then
+    laid out as ``layout`` says (``layouts.apply``; None: contiguous)."""
     if distribution == NATIVE:
-        return native_inputs(module, shape, seed, device)
+        return layouts.apply(native_inputs(module, shape, seed, device), layout)
     if callable(getattr(module, "draw_inputs", None)):
-        return module.draw_inputs(dict(shape), distribution, seed, device, draw_like)
+        return layouts.apply(module.draw_inputs(dict(shape), distribution, seed, device, draw_like), layout)
     torch.manual_seed(seed)
     generator = torch.Generator(device=device).manual_seed(seed)
+    scale = float(getattr(getattr(module, "SPEC", None), "large_magnitude", 0.0) or 1.0)
     out = []
     for x in _task_inputs(module, shape, device):
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            x = draw_like(x, distribution, generator)
+            if distribution == "large":
+                x = (x.float() * scale).to(x.dtype)
+        elif isinstance(x, torch.Tensor):
+            x = skewed_ids(x, generator) if distribution == "skewed_ids" else x.to(device)
         if isinstance(x, torch.Tensor):
-            x = draw_like(x, distribution, generator) if x.is_floating_point() else x.to(device)
             x = x.contiguous()
         out.append(x)
-    return out
+    return layouts.apply(out, layout)
 
 
 def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, device: str = "cpu") -> None:

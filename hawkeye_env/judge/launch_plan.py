@@ -95,7 +95,7 @@ def op_packet(name: str) -> str:
 
 
 def to_job(entries: list[dict]) -> list[dict]:
-    """Recorded ``{"shape", "plan", "kernels"}`` entries with their bytes as base64 text, for the
+    """Recorded ``{"shape", "layout", "plan", "kernels"}`` entries with their bytes as base64 text, for the
     replay's JSON job (``from_job`` undoes it)."""
     out = []
     for e in entries:
@@ -103,7 +103,7 @@ def to_job(entries: list[dict]) -> list[dict]:
             {**b, "data": base64.b64encode(b["data"]).decode("ascii")} if b["kind"] == "const" else b
             for b in e["plan"]["bases"]]}
         kernels = [{**k, "cubin": base64.b64encode(k["cubin"]).decode("ascii")} for k in e["kernels"]]
-        out.append({"shape": e["shape"], "plan": plan, "kernels": kernels})
+        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
     return out
 
 
@@ -113,7 +113,7 @@ def from_job(entries: list[dict]) -> list[dict]:
         plan = {**e["plan"], "bases": [
             {**b, "data": base64.b64decode(b["data"])} if b["kind"] == "const" else b for b in e["plan"]["bases"]]}
         kernels = [{**k, "cubin": base64.b64decode(k["cubin"])} for k in e["kernels"]]
-        out.append({"shape": e["shape"], "plan": plan, "kernels": kernels})
+        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
     return out
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from hawkeye_env.judge import kernelbench_protocol
+from hawkeye_env.judge.hidden_shapes import hidden_shapes
 from hawkeye_env.judge.inputs import derived_seed
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -10,30 +13,57 @@ from hawkeye_env.tasks.spec import TaskSpec
 PROTOCOLS = ("hawkeye", kernelbench_protocol.PROTOCOL)
 
 
+def _smallest(spec: TaskSpec) -> dict:
+    shapes = spec.cpu_shapes or spec.gpu_shapes
+    return dict(min(shapes, key=lambda s: (spec.bytes_moved(**s), spec.flops(**s))))
+
+
+def _extra(spec: TaskSpec, device: str, seed: int) -> list[tuple[dict, str, dict | None, bool]]:
+    """(shape, distribution, layout, hidden) of the trials beyond the public shapes: each hidden
+    shape (``hidden_shapes``) with a distribution drawn from the task's; one trial in a layout
+    drawn from ``spec.layouts`` at the smallest public shape (one that changes strides where the
+    task has one: every layout is at a storage offset too, ``layouts.py``); one trial per extra value
+    distribution, at the smallest public CPU shape on CPU, at the timed shape on CUDA."""
+    rng = random.Random(derived_seed(seed, "trial-envelope"))
+    dists = spec.distributions
+    out = [(s, rng.choice(dists), None, True) for s in hidden_shapes(spec, device, seed)]
+    strided = [x for x in spec.layouts if x != "offset"] or list(spec.layouts)
+    if strided:
+        out.append((_smallest(spec), rng.choice(dists), {"name": rng.choice(strided)}, False))
+    at = _smallest(spec) if device == "cpu" else dict(spec.gpu_shapes[0])
+    out += [(at, d, None, False) for d in spec.extra_distributions()]
+    return out
+
+
 def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye") -> list[dict]:
     """Correctness trials: every CPU shape x distribution on CPU; on CUDA, each odd CPU shape once
-    and the first GPU shape with every distribution. Orders alternate, candidate first; the last
-    of them re-runs the candidate on the same inputs (determinism). With ``protocol`` "kernelbench"
-    KernelBench's trials follow (``kernelbench_protocol.plan``), each marked ``"protocol"``. A task
-    without CPU shapes cannot be judged on CPU: ``ValueError`` says so (a ``judge_error`` verdict,
-    not the candidate's); so does an unknown ``protocol``."""
+    and the first GPU shape with every distribution. Before the last of those come the trials of
+    ``_extra``: hidden shapes (``"hidden": True``), one non-contiguous layout, the extra value
+    distributions. Every trial has ``shape``, ``distribution``, ``seed``, ``order`` and
+    ``layout`` (None: contiguous; else ``{"name": ...}``, ``layouts.py``). Orders alternate,
+    candidate first; the last re-runs the candidate on the same inputs (determinism). With
+    ``protocol`` "kernelbench" KernelBench's trials follow (``kernelbench_protocol.plan``), each
+    marked ``"protocol"``. A task without CPU shapes cannot be judged on CPU: ``ValueError`` says
+    so (a ``judge_error`` verdict, not the candidate's); so does an unknown ``protocol``."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
-    pairs: list[tuple[dict, str]] = []
     if device == "cpu" and not spec.cpu_shapes:
         why = spec.no_cpu_reason or "too large for the interpreter"
         raise ValueError(f"task {spec.id} has no CPU shapes ({why}): judge it with --device cuda")
     if device == "cpu":
-        pairs = [(dict(s), d) for s in spec.cpu_shapes for d in spec.distributions]
+        pairs = [(dict(s), d, None, False) for s in spec.cpu_shapes for d in spec.distributions]
     else:
         dists = spec.distributions
-        pairs = [(dict(s), dists[i % len(dists)]) for i, s in enumerate(spec.cpu_shapes)]
-        pairs += [(dict(spec.gpu_shapes[0]), d) for d in dists]
-    trials = [
-        {"shape": s, "distribution": d, "seed": derived_seed(seed, f"trial{i}"),
-         "order": "candidate_first" if i % 2 == 0 else "reference_first"}
-        for i, (s, d) in enumerate(pairs)
-    ]
+        pairs = [(dict(s), dists[i % len(dists)], None, False) for i, s in enumerate(spec.cpu_shapes)]
+        pairs += [(dict(spec.gpu_shapes[0]), d, None, False) for d in dists]
+    pairs[-1:-1] = _extra(spec, device, seed)
+    trials = []
+    for i, (s, d, layout, hidden) in enumerate(pairs):
+        t = {"shape": s, "distribution": d, "seed": derived_seed(seed, f"trial{i}"),
+             "order": "candidate_first" if i % 2 == 0 else "reference_first", "layout": layout}
+        if hidden:
+            t["hidden"] = True
+        trials.append(t)
     trials[-1]["rerun"] = True
     if protocol == kernelbench_protocol.PROTOCOL:
         trials += kernelbench_protocol.plan(spec, device, seed)

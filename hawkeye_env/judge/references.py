@@ -58,14 +58,15 @@ def reference64(ref, inputs: list, keep_float64: bool = False, host: bool = True
 
 
 
-def build(spec: TaskSpec, shape: dict, distribution: str, seed: int, device: str) -> tuple[torch.nn.Module, list]:
+def build(spec: TaskSpec, shape: dict, distribution: str, seed: int, device: str,
+          layout: dict | None = None) -> tuple[torch.nn.Module, list]:
     """The trial's reference model and inputs on ``device``, as the worker builds them."""
     task = task_module(spec)
     with _BUILD_LOCK:  # the global RNG: Model's default init, get_inputs' integer tensors
         init = task.get_init_inputs(**shape)
         torch.manual_seed(seed)
         ref = task.Model(*init)
-        inputs = make_inputs(task, shape, distribution, seed, device)
+        inputs = make_inputs(task, shape, distribution, seed, device, layout)
     randomize_parameters(ref, distribution, seed, device)  # its own generator
     return ref.to(device), inputs
 
@@ -98,11 +99,11 @@ class TrialReferences:
 def trial_references(spec: TaskSpec, trial: dict, device: str) -> TrialReferences:
     """The float64 and native references of one planned trial (``TrialReferences``)."""
     shape, dist, seed = trial["shape"], trial["distribution"], trial["seed"]
-    ref, inputs = build(spec, shape, dist, seed, device)
+    ref, inputs = build(spec, shape, dist, seed, device, trial.get("layout"))
     got = TrialReferences(_reference(spec, ref, inputs), native_reference(ref, inputs))
     if trial.get("rerun"):
         with _BUILD_LOCK:
-            fresh_inputs = make_inputs(task_module(spec), shape, dist, fresh_seed(seed), device)
+            fresh_inputs = make_inputs(task_module(spec), shape, dist, fresh_seed(seed), device, trial.get("layout"))
         got.fresh_reference = _reference(spec, ref, fresh_inputs)
         got.fresh_native = native_reference(ref, fresh_inputs)
     return got

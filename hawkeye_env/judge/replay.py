@@ -278,10 +278,10 @@ class _Replay:
         if [code, message] not in self.violations and len(self.violations) < MAX_VIOLATIONS:
             self.violations.append([code, message])
 
-    def runner(self, shape: dict, distribution: str, seed: int) -> PlanRunner:
-        found = [i for i, e in enumerate(self.entries) if e["shape"] == shape]
+    def runner(self, shape: dict, distribution: str, seed: int, layout: dict | None = None) -> PlanRunner:
+        found = [i for i, e in enumerate(self.entries) if e["shape"] == shape and e.get("layout") == layout]
         if not found:
-            raise PlanError(f"no plan for shape {shape}")
+            raise PlanError(f"no plan for shape {shape} in layout {layout}")
         entry, launches = self.entries[found[0]], self.launches[found[0]]
         init = self.task.get_init_inputs(**shape)
         torch.manual_seed(seed)
@@ -309,12 +309,12 @@ class _Replay:
 
     def trial(self, t: dict) -> dict:
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
-        runner = self.runner(shape, dist, seed)
-        inputs = make_inputs(self.task, shape, dist, seed, self.device.type)
+        runner = self.runner(shape, dist, seed, t.get("layout"))
+        inputs = make_inputs(self.task, shape, dist, seed, self.device.type, t.get("layout"))
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
             row["rerun"] = _host(self.call(runner, inputs))
-            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device.type)
+            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device.type, t.get("layout"))
             row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
         return row
 

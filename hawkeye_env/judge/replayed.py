@@ -38,13 +38,14 @@ def mode(device: str) -> str:
 
 
 def recording_trials(trials: list[dict]) -> list[dict]:
-    """One recording call per distinct shape of ``trials``, in order, on fresh seeds."""
-    shapes: list[dict] = []
+    """One recording call per distinct (shape, layout) of ``trials``, in order, on fresh seeds:
+    a plan's views of its inputs' storage depend on their layout (``layouts.py``)."""
+    keys: list[tuple[dict, dict | None]] = []
     for t in trials:
-        if t["shape"] not in shapes:
-            shapes.append(t["shape"])
-    return [{"shape": s, "distribution": "normal", "seed": secrets.randbelow(2**31), "order": "candidate_first"}
-            for s in shapes]
+        if (t["shape"], t.get("layout")) not in keys:
+            keys.append((t["shape"], t.get("layout")))
+    return [{"shape": s, "distribution": "normal", "seed": secrets.randbelow(2**31), "order": "candidate_first",
+             "layout": layout} for s, layout in keys]
 
 
 def worker_failure(outcome, v: Verdict) -> bool:
@@ -136,7 +137,8 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
         if problem:
             v.stage, v.violations = Stage.REJECTED, [Violation("invalid_plan", f"shape {trial['shape']}: {problem}")]
             return None
-        entries.append({"shape": trial["shape"], "plan": entry["plan"], "kernels": entry["kernels"]})
+        entries.append({"shape": trial["shape"], "layout": trial.get("layout"), "plan": entry["plan"],
+                        "kernels": entry["kernels"]})
     v.profile["plan_check_s"] = time.monotonic() - checking
     replay_job = {"kind": "replay", "task": job["task"], "device": job["device"], "trials": job["trials"],
                   "timing": job["timing"], "plans": launch_plan.to_job(entries),

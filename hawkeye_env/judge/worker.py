@@ -219,7 +219,7 @@ class _Run:
         ref, new = self.build(shape, dist, seed)
         self.spent("build_s", started)
         started = time.monotonic()
-        inputs = make_inputs(self.task, shape, dist, seed, self.device)
+        inputs = make_inputs(self.task, shape, dist, seed, self.device, t.get("layout"))
         self.spent("inputs_s", started)
         if t["order"] == "reference_first":
             expected = [o.dtype for o in _as_list(ref(*inputs))]
@@ -234,7 +234,7 @@ class _Run:
         if t.get("rerun"):
             again = self.call_candidate(new, inputs)
             row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
-            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device)
+            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device, t.get("layout"))
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
                 "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],
@@ -266,7 +266,7 @@ class _Run:
         replayed. The trial's seed is not one the verdict's replay uses."""
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
         ref, new = self.build(shape, dist, seed)
-        inputs = make_inputs(self.task, shape, dist, seed, self.device)
+        inputs = make_inputs(self.task, shape, dist, seed, self.device, t.get("layout"))
         expected = ref.state_dict()
         params = {k: v for k, v in new.state_dict(keep_vars=True).items() if k in expected}
         for k, v in params.items():

@@ -8,6 +8,7 @@ nothing still work and get the first GPU shape.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -149,6 +150,89 @@ DELTA_RULE_BF16 = Tolerance(
 # Input distributions every verdict draws from. ``heavy_tailed`` is a Student-t with 3 degrees
 # of freedom (docs/threat-model.md #12): finite variance, but outliers 10x the RMS are common.
 DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed")
+# Value distributions beyond those (``inputs.draw_like``), each one extra trial per verdict:
+# ``zeros`` (exact zeros, whole zero rows, rows that start with a zero), ``repeated`` (nine
+# distinct values, so maxima tie), ``large`` (normal times the task's ``large_magnitude``, e.g.
+# softmax logits of 1e4 in fp32, where exp without max subtraction overflows) and ``skewed_ids``
+# (integer inputs redrawn heavy on their low end: repeated token ids, a skewed target frequency).
+VALUE_DISTRIBUTIONS = ("zeros", "repeated", "large", "skewed_ids")
+# Storage layouts an input may come in (``judge/layouts.py``), the same logical values in each:
+# ``transposed`` (last two dims swapped in storage), ``sliced`` (rows padded: a column slice of a
+# wider buffer), ``expanded`` (stride 0 along the first dim of size > 1: broadcast rows) and
+# ``offset`` (a nonzero storage offset).
+LAYOUTS = ("transposed", "sliced", "expanded", "offset")
+# What a task's description says of its layouts (``TaskSpec.__post_init__`` appends it).
+LAYOUT_NOTE = "Inputs may be non-contiguous views: respect their strides and storage offset"
+LAYOUT_WORDS = {"transposed": "transposed", "sliced": "column slices of wider rows",
+                "expanded": "broadcast with stride 0", "offset": "at a storage offset"}
+
+
+@dataclass(frozen=True)
+class Dim:
+    """The values one shape key may take in hidden trials: multiples of ``multiple`` in
+    ``[lo, hi]``, or exactly ``choices`` when given (e.g. a head dim in {64, 128})."""
+
+    lo: int
+    hi: int
+    multiple: int = 1
+    choices: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if not self.choices and (self.lo > self.hi or self.hi < self.multiple):
+            raise ValueError(f"empty range {self}")
+
+
+@dataclass(frozen=True)
+class ShapeFamily:
+    """The shapes a task is defined for, from which every verdict draws hidden trial shapes
+    (``judge/hidden_shapes.py``). ``cpu`` / ``gpu``: per varied key its ``Dim``; keys not named
+    keep the value of the public shape the draw starts from. ``valid``: a predicate over a whole
+    shape (e.g. ``Hq % Hkv == 0``). A drawn shape also stays within the device's budget: FLOPs and
+    bytes (``TaskSpec.flops`` / ``bytes_moved``) at most the largest public CPU shape's on CPU,
+    the first GPU shape's on CUDA."""
+
+    cpu: Mapping[str, Dim] = field(default_factory=dict)
+    gpu: Mapping[str, Dim] = field(default_factory=dict)
+    valid: Callable[[dict], bool] | None = None
+
+    def dims(self, device: str) -> Mapping[str, Dim]:
+        return self.cpu if device == "cpu" else self.gpu
+
+
+# Public values that are all powers of two from this size up (head dims 16..128) are taken as a
+# requirement of the task's kernels (``tl.arange`` extents), not a coincidence of the shapes.
+POW2_FROM = 16
+
+
+def derived_family(cpu_shapes, gpu_shapes, valid: Callable[[dict], bool] | None = None) -> ShapeFamily:
+    """The default family from a task's public shapes: a key whose public values differ varies
+    over multiples of their GCD (over powers of two where every public value is one of at least
+    ``POW2_FROM``: head dims, tile-shaped keys), on CPU within the CPU shapes' range, on CUDA from
+    the smallest CPU value to the largest GPU one; a key with one public value stays fixed.
+    ``valid`` as ``ShapeFamily.valid``."""
+    cpu, gpu = {}, {}
+    keys = {k for s in (*cpu_shapes, *gpu_shapes) for k in s}
+    for k in sorted(keys):
+        cv = [s[k] for s in cpu_shapes if k in s]
+        gv = [s[k] for s in gpu_shapes if k in s]
+        every = cv + gv
+        if len(set(every)) < 2 or not all(isinstance(v, int) and v > 0 for v in every):
+            continue
+        m = math.gcd(*every)
+        lo_gpu, hi_gpu = min(cv or gv), max(gv or cv)
+        if min(every) >= POW2_FROM and all(v & (v - 1) == 0 for v in every):
+            if len(set(cv)) > 1:
+                cpu[k] = Dim(min(cv), max(cv), choices=_pow2(min(cv), max(cv)))
+            gpu[k] = Dim(lo_gpu, hi_gpu, choices=_pow2(lo_gpu, hi_gpu))
+            continue
+        if len(set(cv)) > 1:
+            cpu[k] = Dim(min(cv), max(cv), m)
+        gpu[k] = Dim(lo_gpu, hi_gpu, m)
+    return ShapeFamily(cpu, gpu, valid)
+
+
+def _pow2(lo: int, hi: int) -> tuple[int, ...]:
+    return tuple(2**e for e in range(hi.bit_length()) if lo <= 2**e <= hi)
 
 
 class BaselineUnavailable(RuntimeError):
@@ -186,6 +270,14 @@ class TaskSpec:
             ``bytes_moved``. Reported by the task benchmark, never asserted in tests.
         no_cpu_reason: why ``cpu_shapes`` is empty (too large for the interpreter, and what
             keeps it so); "" when the task has CPU shapes.
+        shape_family: the shapes the task is defined for, from which each verdict draws hidden
+            trial shapes (``ShapeFamily``); None derives it from the public shapes
+            (``derived_family``); ``ShapeFamily()`` varies nothing.
+        layouts: storage layouts (``LAYOUTS``) the inputs may come in besides contiguous; each
+            verdict checks one, drawn from its seed. The description says so.
+        value_distributions: extra value distributions (``VALUE_DISTRIBUTIONS``), one trial each.
+        large_magnitude: the scale of the ``large`` distribution (0: none), within what the
+            reference and the dtype tolerate.
     """
 
     id: str
@@ -205,6 +297,18 @@ class TaskSpec:
     vendor_baselines: Mapping[str, str] = field(default_factory=dict)
     targets: Mapping[str, float] = field(default_factory=dict)
     no_cpu_reason: str = ""
+    shape_family: ShapeFamily | None = None
+    layouts: tuple[str, ...] = ()
+    value_distributions: tuple[str, ...] = ("zeros", "repeated")
+    large_magnitude: float = 0.0
+
+    def __post_init__(self):
+        bad = [x for x in self.layouts if x not in LAYOUTS]
+        if bad:
+            raise ValueError(f"task {self.id}: unknown layouts {bad}; known: {', '.join(LAYOUTS)}")
+        if self.layouts and LAYOUT_NOTE not in self.description:
+            names = ", ".join(LAYOUT_WORDS[x] for x in self.layouts)
+            object.__setattr__(self, "description", f"{self.description} {LAYOUT_NOTE} ({names}).")
 
     @property
     def allowed_ops(self) -> frozenset[str]:
@@ -212,6 +316,16 @@ class TaskSpec:
 
     def shapes(self, device: str) -> tuple[Shape, ...]:
         return self.cpu_shapes if device == "cpu" else self.gpu_shapes
+
+    def hidden_family(self) -> ShapeFamily:
+        """The declared ``shape_family``, or the one derived from the public shapes."""
+        if self.shape_family is not None:
+            return self.shape_family
+        return derived_family(self.cpu_shapes, self.gpu_shapes)
+
+    def extra_distributions(self) -> tuple[str, ...]:
+        """The value distributions this task's verdicts add (``large`` only with a magnitude)."""
+        return tuple(d for d in self.value_distributions if d != "large" or self.large_magnitude > 0)
 
     def tolerance(self, dtype: str) -> Tolerance:
         try:
@@ -239,4 +353,8 @@ class TaskSpec:
             "vendor_baselines": dict(self.vendor_baselines),
             "targets": dict(self.targets),
             "no_cpu_reason": self.no_cpu_reason,
+            "hidden_shapes": {d: {k: vars(x) for k, x in self.hidden_family().dims(d).items()}
+                              for d in ("cpu", "cuda")},
+            "layouts": list(self.layouts),
+            "value_distributions": list(self.extra_distributions()),
         }

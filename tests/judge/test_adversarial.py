@@ -183,6 +183,11 @@ CASES: list[Case] = [
     Case("h08_jit_kwargs_callback", VECTOR_ADD, "forbidden_call", "reads .kwargs, not an attribute of Triton's"),
     Case("h08_kernel_zeros_out", VECTOR_ADD, "forbidden_call", "calls torch.zeros, not a function of Triton's"),
     Case("h08_grid_tl_load", VECTOR_ADD, "runtime_error", "Did you forget to add @triton.jit"),
+    # Trials beyond what an author sees: hidden shapes, non-contiguous layouts, edge values.
+    Case("h19_add_public_lengths", VECTOR_ADD, "incorrect", "element"),
+    Case("h19_gemm_ignores_strides", GEMM, "incorrect", "NaN/Inf where the reference is not"),
+    Case("h19_softmax_no_max", SOFTMAX, "incorrect", "NaN/Inf where the reference is not"),
+    Case("h19_rmsnorm_zero_padding", RMSNORM, "incorrect", "element"),
 ]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import Dim, ShapeFamily, TaskSpec
 
 
 class Model(nn.Module):
@@ -49,4 +49,7 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.gemm_bf16",
     vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_8192_bf16:cublas"},
     targets={"cublas": 1.0},
+    shape_family=ShapeFamily(cpu={"M": Dim(1, 65), "N": Dim(1, 65), "K": Dim(1, 65)},
+                             gpu={"M": Dim(1, 4096), "N": Dim(1, 4096), "K": Dim(1, 4096)}),
+    layouts=("transposed", "sliced", "expanded", "offset"),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import Dim, ShapeFamily, TaskSpec
 
 
 class Model(nn.Module):
@@ -48,4 +48,9 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.softmax_fp32",
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
+    shape_family=ShapeFamily(cpu={"M": Dim(1, 16), "N": Dim(1, 1000)}, gpu={"M": Dim(1, 8192), "N": Dim(1, 8192)}),
+    layouts=("transposed", "sliced", "offset"),
+    value_distributions=("zeros", "repeated", "large"),
+    # Logits of +-1e4 in fp32: exp without max subtraction overflows (exp(89) already does).
+    large_magnitude=1e4,
 )

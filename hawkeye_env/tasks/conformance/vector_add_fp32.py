@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import Dim, ShapeFamily, TaskSpec
 
 
 class Model(nn.Module):
@@ -46,4 +46,10 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.vector_add_fp32",
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
+    # Any length: hidden lengths from 1 up to the largest public one on each device.
+    shape_family=ShapeFamily(cpu={"N": Dim(1, 4099)}, gpu={"N": Dim(1, 2**26)}),
+    layouts=("sliced", "offset"),
+    value_distributions=("zeros", "repeated", "large"),
+    # fp32 holds 3.4e38: sums of two N(0, 1e60) draws stay finite.
+    large_magnitude=1e30,
 )

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.attention_common import explicit_attention, reference_dtype, sdpa
-from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec
+from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec, derived_family
 
 
 class Model(nn.Module):
@@ -45,6 +45,9 @@ def sdpa_flash(model, q, k, v):
     return sdpa("flash", q, k, v, causal=False)
 
 
+CPU_SHAPES = ({"B": 2, "Hq": 4, "Hkv": 2, "L": 67, "D": 32}, {"B": 1, "Hq": 6, "Hkv": 2, "L": 300, "D": 16})
+GPU_SHAPES = ({"B": 16, "Hq": 32, "Hkv": 8, "L": 8192, "D": 128},)
+
 SPEC = TaskSpec(
     id="attention_decode_bf16",
     family="attention",
@@ -58,8 +61,8 @@ SPEC = TaskSpec(
     ),
     module="hawkeye_env.tasks.suite.attention_decode_bf16",
     dtypes=("bfloat16",),
-    cpu_shapes=({"B": 2, "Hq": 4, "Hkv": 2, "L": 67, "D": 32}, {"B": 1, "Hq": 6, "Hkv": 2, "L": 300, "D": 16}),
-    gpu_shapes=({"B": 16, "Hq": 32, "Hkv": 8, "L": 8192, "D": 128},),
+    cpu_shapes=CPU_SHAPES,
+    gpu_shapes=GPU_SHAPES,
     flops=lambda B, Hq, L, D, **_: 4.0 * B * Hq * L * D,
     # The cache dominates: K and V once, plus q and the output.
     bytes_moved=lambda B, Hq, Hkv, L, D, **_: 2.0 * (2 * B * Hkv * L * D + 2 * B * Hq * D),
@@ -71,4 +74,7 @@ SPEC = TaskSpec(
         "sdpa_flash": "hawkeye_env.tasks.suite.attention_decode_bf16:sdpa_flash",
     },
     targets={"sdpa_flash": 1.0},
+    layouts=("transposed", "sliced", "offset"),
+    # Heads vary as the public shapes do, query heads a multiple of the KV heads.
+    shape_family=derived_family(CPU_SHAPES, GPU_SHAPES, valid=lambda s: s["Hq"] % s["Hkv"] == 0),
 )

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.attention_common import explicit_attention, reference_dtype, sdpa
-from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec
+from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, TaskSpec, derived_family
 
 
 class Model(nn.Module):
@@ -44,6 +44,9 @@ def sdpa_flash(model, q, k, v):
     return sdpa("flash", q, k, v, causal=True)
 
 
+CPU_SHAPES = ({"B": 1, "Hq": 4, "Hkv": 2, "S": 67, "D": 32}, {"B": 2, "Hq": 3, "Hkv": 1, "S": 130, "D": 16})
+GPU_SHAPES = ({"B": 4, "Hq": 32, "Hkv": 8, "S": 4096, "D": 128},)
+
 SPEC = TaskSpec(
     id="attention_gqa_bf16",
     family="attention",
@@ -57,8 +60,8 @@ SPEC = TaskSpec(
     ),
     module="hawkeye_env.tasks.suite.attention_gqa_bf16",
     dtypes=("bfloat16",),
-    cpu_shapes=({"B": 1, "Hq": 4, "Hkv": 2, "S": 67, "D": 32}, {"B": 2, "Hq": 3, "Hkv": 1, "S": 130, "D": 16}),
-    gpu_shapes=({"B": 4, "Hq": 32, "Hkv": 8, "S": 4096, "D": 128},),
+    cpu_shapes=CPU_SHAPES,
+    gpu_shapes=GPU_SHAPES,
     # Causal: half of the two S x S x D matmuls per query head.
     flops=lambda B, Hq, S, D, **_: 2.0 * B * Hq * S * S * D,
     bytes_moved=lambda B, Hq, Hkv, S, D, **_: 2.0 * 2 * B * S * D * (Hq + Hkv),
@@ -70,4 +73,7 @@ SPEC = TaskSpec(
         "sdpa_flash": "hawkeye_env.tasks.suite.attention_gqa_bf16:sdpa_flash",
     },
     targets={"sdpa_cudnn": 0.9, "sdpa_flash": 1.5},
+    layouts=("transposed", "sliced", "offset"),
+    # Heads vary as the public shapes do, query heads a multiple of the KV heads.
+    shape_family=derived_family(CPU_SHAPES, GPU_SHAPES, valid=lambda s: s["Hq"] % s["Hkv"] == 0),
 )

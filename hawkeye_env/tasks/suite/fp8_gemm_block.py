@@ -116,4 +116,5 @@ SPEC = TaskSpec(
         "cublas_bf16": "hawkeye_env.tasks.suite.fp8_gemm_block:cublas_bf16",
     },
     targets={"cublas_bf16": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

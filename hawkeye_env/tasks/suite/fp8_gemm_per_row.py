@@ -78,4 +78,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.fp8_gemm_per_row",
     vendor_baselines={"scaled_mm": "hawkeye_env.tasks.suite.fp8_gemm_per_row:scaled_mm"},
     targets={"scaled_mm": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

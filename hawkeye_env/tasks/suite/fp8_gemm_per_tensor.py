@@ -90,4 +90,5 @@ SPEC = TaskSpec(
         "cublas_bf16": "hawkeye_env.tasks.suite.fp8_gemm_per_tensor:cublas_bf16",
     },
     targets={"scaled_mm": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

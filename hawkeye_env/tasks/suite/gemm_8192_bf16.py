@@ -58,4 +58,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.gemm_8192_bf16",
     vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_8192_bf16:cublas"},
     targets={"cublas": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

@@ -54,4 +54,5 @@ SPEC = TaskSpec(
     # No vendor library fuses this epilogue for bf16 here; the fused kernel must at least match
     # torch.compile's (which fuses bias and GELU into a Triton epilogue or a cuBLASLt call).
     targets={"compile": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

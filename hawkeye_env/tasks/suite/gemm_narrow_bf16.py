@@ -57,4 +57,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.gemm_narrow_bf16",
     vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_narrow_bf16:cublas"},
     targets={"cublas": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

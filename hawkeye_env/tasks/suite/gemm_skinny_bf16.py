@@ -48,4 +48,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.gemm_skinny_bf16",
     vendor_baselines={"cublas": "hawkeye_env.tasks.suite.gemm_8192_bf16:cublas"},
     targets={"cublas": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

@@ -66,4 +66,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.linear_large_bf16",
     vendor_baselines={"cublas": "hawkeye_env.tasks.suite.linear_large_bf16:cublas"},
     targets={"cublas": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

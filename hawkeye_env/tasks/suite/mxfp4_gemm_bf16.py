@@ -86,4 +86,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.mxfp4_gemm_bf16",
     vendor_baselines={"cublas_bf16": "hawkeye_env.tasks.suite.mxfp4_gemm_bf16:cublas_bf16"},
     targets={"cublas_bf16": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )

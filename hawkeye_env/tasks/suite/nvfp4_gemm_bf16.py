@@ -99,4 +99,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.nvfp4_gemm_bf16",
     vendor_baselines={"cublas_bf16": "hawkeye_env.tasks.suite.nvfp4_gemm_bf16:cublas_bf16"},
     targets={"cublas_bf16": 1.0},
+    layouts=("transposed", "sliced", "offset"),
 )
