@@ -26,10 +26,12 @@ Values (``args``, ``kwargs``, launch arguments): None, bool, int, float, lists, 
 ``{"T": tid, "dtype", "size", "stride", "offset"}`` (a typed view of a base),
 ``{"tuple": [...]}``, ``{"dtype": name}``, ``{"device": "cuda"|"cpu"}``,
 ``{"memory_format": name}``, ``{"layout": name}``, ``{"desc": {"base": ref, "shape", "strides",
-"block_shape", "padding"}}`` (a Triton host tensor descriptor).
+"block_shape", "padding"}}`` (a Triton host tensor descriptor), ``{"tl": name}`` (a Triton dtype
+passed to a kernel on CPU).
 
-Kernels: ``{"name", "signature": [type, ...], "metadata": text, "cubin": bytes}``: the
-compiled binary and the facts Triton's own launcher is built from. A cubin may define device
+Kernels on CUDA: ``{"name", "signature": [type, ...], "metadata": text, "cubin": bytes}``: the
+compiled binary and the facts Triton's own launcher is built from. On CPU a kernel is its source
+(``source_kernels.py``), and a launch's ``args`` hold every parameter of its def in order. A cubin may define device
 global variables: Triton's own kernels carry libdevice's constant tables in ``.nv.global.init``
 (the rmsnorm, attention and GLA experts on the H200), so a rule against them would refuse honest
 kernels, and a hand-made cubin can keep state there across launches. What that state can buy is
@@ -94,6 +96,22 @@ def op_packet(name: str) -> str:
     return name.removeprefix("aten::").split(".", 1)[0]
 
 
+# Names of ``triton.language``'s dtypes: a CPU plan passes a dtype argument to a kernel as
+# ``{"tl": name}``. Listed rather than read from Triton: a process that imports this module before
+# it sets Triton's interpreter flag must not import Triton (it would fix Triton in its GPU mode).
+TL_DTYPES = frozenset({"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                       "float8e5", "float8e5b16", "float8e4nv", "float8e4b8", "float8e4b15", "float16",
+                       "bfloat16", "float32", "float64"})
+
+
+def _encoded_kernel(k: dict) -> dict:
+    return {**k, "cubin": base64.b64encode(k["cubin"]).decode("ascii")} if "cubin" in k else k
+
+
+def _decoded_kernel(k: dict) -> dict:
+    return {**k, "cubin": base64.b64decode(k["cubin"])} if "cubin" in k else k
+
+
 def to_job(entries: list[dict]) -> list[dict]:
     """Recorded ``{"shape", "layout", "plan", "kernels"}`` entries with their bytes as base64 text, for the
     replay's JSON job (``from_job`` undoes it)."""
@@ -102,7 +120,7 @@ def to_job(entries: list[dict]) -> list[dict]:
         plan = {**e["plan"], "bases": [
             {**b, "data": base64.b64encode(b["data"]).decode("ascii")} if b["kind"] == "const" else b
             for b in e["plan"]["bases"]]}
-        kernels = [{**k, "cubin": base64.b64encode(k["cubin"]).decode("ascii")} for k in e["kernels"]]
+        kernels = [_encoded_kernel(k) for k in e["kernels"]]
         out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
     return out
 
@@ -112,10 +130,10 @@ def from_job(entries: list[dict]) -> list[dict]:
     for e in entries:
         plan = {**e["plan"], "bases": [
             {**b, "data": base64.b64decode(b["data"])} if b["kind"] == "const" else b for b in e["plan"]["bases"]]}
-        kernels = [{**k, "cubin": base64.b64decode(k["cubin"])} for k in e["kernels"]]
+        kernels = [_decoded_kernel(k) for k in e["kernels"]]
         out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
     return out
 
 
 
-__all__ = ["DTYPES", "HOST_READ_OPS", "from_job", "op_packet", "to_job"]
+__all__ = ["DTYPES", "HOST_READ_OPS", "TL_DTYPES", "from_job", "op_packet", "to_job"]

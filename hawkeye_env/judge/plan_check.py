@@ -33,8 +33,10 @@ from hawkeye_env.judge.launch_plan import (
     MEMORY_FORMATS,
     METADATA_KEY,
     SIGNATURE_TYPE,
+    TL_DTYPES,
     op_packet,
 )
+from hawkeye_env.judge.source_kernels import is_source_kernel, param_count, sources_problem
 
 
 def _shown(x) -> str:
@@ -127,6 +129,8 @@ class _Check:
         self.bases = bases
         self.kernels = kernels
         self.left = MAX_VALUES
+        self.source = bool(kernels) and is_source_kernel(kernels[0])  # a CPU plan: kernels as source
+        self.params = [param_count(k) for k in kernels] if self.source else []
 
     def spent(self) -> bool:
         """Count one value; True once more than ``MAX_VALUES`` were counted."""
@@ -180,6 +184,8 @@ class _Check:
             return None if _named(x, LAYOUTS) else "unknown layout"
         if tag == "desc":
             return self.desc(x, known)
+        if tag == "tl" and self.source:
+            return None if _named(x, TL_DTYPES) else f"unknown Triton dtype {_shown(x)}"
         return f"unknown value tag {_shown(tag)}"
 
     def desc(self, d, known: int) -> str | None:
@@ -201,6 +207,8 @@ class _Check:
         grid = step.get("grid")
         if not (isinstance(grid, list) and len(grid) == 3 and all(_int(g) and 0 <= g <= MAX_GRID for g in grid)):
             return "a launch grid is not three integers"
+        if self.source:
+            return self.source_launch(k, step.get("args"), known)
         args, sig = step.get("args"), self.kernels[k]["signature"]
         if not isinstance(args, list) or len(args) != len(sig):
             return f"a launch of {self.kernels[k]['name']} has {len(args) if isinstance(args, list) else '?'} " \
@@ -222,6 +230,15 @@ class _Check:
             if problem:
                 return f"kernel {self.kernels[k]['name']}: {problem}"
         return None
+
+
+    def source_launch(self, k: int, args, known: int) -> str | None:
+        """A CPU plan's launch: a value for every parameter of the kernel's def."""
+        expected = self.params[k]
+        if not isinstance(args, list) or len(args) > MAX_ARGS or expected is not None and len(args) != expected:
+            return f"a launch of {self.kernels[k]['name']} does not give a value for each of its parameters"
+        problem = next((p for p in (self.value(a, known) for a in args) if p), None)
+        return f"kernel {self.kernels[k]['name']}: {problem}" if problem else None
 
 
 def _int(x) -> bool:
@@ -251,14 +268,17 @@ def _base_problem(i: int, b) -> str | None:
     return f"base {i}: unknown kind {_shown(kind)}"
 
 
-def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
+def plan_problem(plan, kernels, allowed_ops: frozenset[str], device: str = "cuda") -> str | None:
     """Why ``plan`` (with the reply's ``kernels``) is not a replayable plan for a task whose
     candidates may call ``allowed_ops`` (None when it is): every field well formed and bounded
     (``MAX_VALUES`` values in all, however the reply's pickle shares them), every op in the
     allowlist, named by an overload (never a packet attribute such as ``__init__``), and no host
     read of device data, every base made before it is used
     (an op base by the step that names it), launches that fit their kernels' signatures, at
-    least one launch, tensor outputs."""
+    least one launch, tensor outputs. On ``device`` "cpu" the kernels are source entries, on
+    "cuda" compiled binaries."""
+    if isinstance(kernels, list) and any(is_source_kernel(k) for k in kernels) != (device == "cpu"):
+        return f"the kernels are not of the form a {device} plan carries"
     problem = _kernels_problem(kernels)
     if problem:
         return problem
@@ -286,7 +306,10 @@ def plan_problem(plan, kernels, allowed_ops: frozenset[str]) -> str | None:
 
 
 def _kernels_problem(kernels) -> str | None:
-    """Why the reply's ``kernels`` are not a bounded list of well-formed kernels, or None."""
+    """Why the reply's ``kernels`` are not a bounded list of well-formed kernels, or None (a CPU
+    plan's, as source: ``source_kernels.sources_problem``)."""
+    if isinstance(kernels, list) and kernels and is_source_kernel(kernels[0]):
+        return sources_problem(kernels)
     if not isinstance(kernels, list) or len(kernels) > MAX_KERNELS:
         return f"the kernels are not a list of at most {MAX_KERNELS}"
     for i, k in enumerate(kernels):

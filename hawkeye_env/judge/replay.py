@@ -36,6 +36,7 @@ from torch.utils._pytree import tree_flatten
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
+from hawkeye_env.judge.source_rebuild import RebuildError, build_launches
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, serve_jobs
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
@@ -199,6 +200,10 @@ class PlanRunner:
             return MEMORY_FORMATS[x]
         if tag == "layout":
             return LAYOUTS[x]
+        if tag == "tl":
+            import triton.language as tl
+
+            return getattr(tl, x)
         if tag == "desc":
             return _Descriptor(self._decode(x["base"], bases), x["shape"], x["strides"], x["block_shape"], x["padding"])
         raise PlanError(f"unknown value tag {tag!r}")
@@ -253,6 +258,12 @@ class PlanRunner:
         return out
 
 
+def _folder(root: str, i: int) -> str:
+    where = os.path.join(root, f"plan-{i}")
+    os.makedirs(where, exist_ok=True)
+    return where
+
+
 def _host(outs: list) -> list:
     return [o.detach().cpu() for o in outs]
 
@@ -270,8 +281,8 @@ class _Replay:
         cuda = job["device"] == "cuda"
         self.device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
         self.entries = from_job(job["plans"])
-        self.launches = [load_kernels(e["kernels"], os.path.join(folder, f"plan-{i}")) if job["device"] == "cuda"
-                         else [] for i, e in enumerate(self.entries)]
+        self.launches = [(load_kernels if cuda else build_launches)(e["kernels"], _folder(folder, i))
+                         for i, e in enumerate(self.entries)]
         self.violations: list[list[str]] = []
 
     def violate(self, code: str, message: str) -> None:
@@ -288,7 +299,8 @@ class _Replay:
         ref = self.task.Model(*init)
         randomize_parameters(ref, distribution, seed, self.device.type)
         ref = ref.to(self.device)
-        return PlanRunner(entry["plan"], launches, ref.state_dict(), self.device)
+        return PlanRunner(entry["plan"], launches, ref.state_dict(), self.device,
+                          raw_pointers=self.device.type == "cuda")
 
     def call(self, runner: PlanRunner, inputs: list) -> list:
         """One checked call with poisoned allocations: inputs, parameters and constants unchanged."""
@@ -377,7 +389,7 @@ def run_replay(job: dict, report=lambda violations: None, lane=lambda mode: None
             reply["profile"]["timing_s"] = time.monotonic() - timed
         lane("none")
         reply["violations"] = run.violations
-    except PlanError as exc:
+    except (PlanError, RebuildError) as exc:
         reply.update(stage="runtime_error", error=f"the launch plan does not replay: {exc}")
     except BaseException as exc:  # noqa: BLE001 - the candidate's kernels failing is its verdict
         reply.update(stage="runtime_error",

@@ -22,17 +22,15 @@ import os
 import secrets
 import time
 
-from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, standby, worker_start
+from hawkeye_env.judge import launch_plan, plan_check, reply_check, sandbox, source_kernels, standby, worker_start
 from hawkeye_env.judge.verdict import Stage, Verdict, Violation
 
 ENV_FLAG = "HAWKEYE_REPLAY"
 
 
 def mode(device: str) -> str:
-    """``"replay"`` where GPU verdicts are replayed (the default on CUDA), ``"worker"`` where
-    outputs and times come from the candidate's own worker (CPU, or ``$HAWKEYE_REPLAY=off``)."""
-    if device != "cuda":
-        return "worker"
+    """``"replay"`` where verdicts are replayed (the default, CPU and CUDA), ``"worker"`` where
+    outputs and times come from the candidate's own worker (``$HAWKEYE_REPLAY=off``)."""
     off = os.environ.get(ENV_FLAG, "").strip().lower() in ("0", "off", "false", "no")
     return "worker" if off else "replay"
 
@@ -133,9 +131,15 @@ def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, 
             v.stage = Stage.RUNTIME_ERROR
             v.error = reply_check.bounded_text(f"not replayable at shape {trial['shape']}: {entry['refused']}")
             return None
-        problem = checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops)
+        problem = checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops, job["device"])
         if problem:
             v.stage, v.violations = Stage.REJECTED, [Violation("invalid_plan", f"shape {trial['shape']}: {problem}")]
+            return None
+        problem = source_kernels.rules_problem(entry["kernels"]) if job["device"] == "cpu" else None
+        if problem:
+            v.stage, v.compiled = Stage.COMPILE_ERROR, False
+            v.error = reply_check.bounded_text(f"{problem}: a kernel's body computes on its arguments and writes "
+                                               "tensors (what Triton compiles for a GPU)")
             return None
         entries.append({"shape": trial["shape"], "layout": trial.get("layout"), "plan": entry["plan"],
                         "kernels": entry["kernels"]})

@@ -94,6 +94,27 @@ def parse_source(source: str) -> ast.Module:
             raise SyntaxError(f"the source nests too deeply to parse ({type(exc).__name__})") from None
 
 
+def fast_filter(tree: ast.Module) -> list[Finding]:
+    """The candidate's source before any worker starts: a finding only for what is certainly not
+    a kernel solution, a source that names neither Triton nor a unit (its forward can launch no
+    kernel). Host code is otherwise free Python: it runs in the OS sandbox, and what a verdict
+    reads comes from the trusted replay of the kernels it launched, never from its process."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    if modules & {"triton", "units"} or names & {"triton", "tl"}:
+        return []
+    return [Finding("no_kernel_launch", 1, "the source imports neither triton nor a unit, so its forward can "
+                    "launch no kernel: a candidate runs the task's work in Triton kernels")]
+
+
+def check_kernel_module(source: str) -> list[Finding]:
+    """The static rules on a module of kernels the judge wrote from a CPU plan's entries
+    (``source_kernels.kernel_module_text``): every rule of ``check_source``, so a kernel body the
+    replay rebuilds is held to what a kernel in a candidate's file is."""
+    return check_source(source)
+
+
 def check_source(source: str) -> list[Finding]:
     """All static findings for ``source``; raises ``SyntaxError`` if it does not parse. Never raises
     for a source that parses, however deep its tree: a failure of the checker itself is a finding
@@ -109,4 +130,4 @@ def check_source(source: str) -> list[Finding]:
     return sorted(set(findings), key=lambda f: (f.line, f.code, f.message))
 
 
-__all__ = ["check_source", "parse_source"]
+__all__ = ["check_kernel_module", "check_source", "fast_filter", "parse_source"]

@@ -25,6 +25,7 @@ import torch
 from hawkeye_env.judge import guards
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.interpreter_recorder import install_interpreter_hooks
 from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
@@ -99,6 +100,8 @@ class _Run:
         guards.install_tensor_data_hook()
         if self.device == "cuda":
             install_launch_hooks()
+        else:
+            install_interpreter_hooks()
         self.snapshot = guards.JudgeSnapshot()
         self.violations: list[list[str]] = []
         self.candidate = None
@@ -261,7 +264,8 @@ class _Run:
             return {"outputs": [], "error": _short_traceback(exc, self.name)}
 
     def record(self, t: dict) -> dict:
-        """Record the launch plan of one forward on the trial's inputs (CUDA; ``launch_plan.py``):
+        """Record the launch plan of one forward on the trial's inputs (``launch_plan.py``; on CPU
+        the kernels as source, ``interpreter_recorder.py``):
         ``{"plan": ..., "kernels": [...]}``, or ``{"refused": reason}`` when the forward cannot be
         replayed. The trial's seed is not one the verdict's replay uses."""
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
@@ -273,7 +277,7 @@ class _Run:
             if v.shape != expected[k].shape or not torch.equal(_DETACH(v), expected[k].to(v.dtype)):
                 return {"refused": f"parameter {k} differs from the reference's after loading the state dict "
                                    "(a load hook changed it): derive weights inside forward"}
-        recorder = PlanRecorder(inputs, params)
+        recorder = PlanRecorder(inputs, params, self.device)
         outs = self.call_candidate(new, inputs, recorder)
         try:
             return {"plan": recorder.plan(outs), "kernels": recorder.kernels}
