@@ -37,6 +37,7 @@ from hawkeye_env.judge import (
     reply_check,
     roofline,
     sandbox,
+    stall,
     static_checks,
     timing_plan,
 )
@@ -92,6 +93,7 @@ class Evaluator:
         default the current GPU's lane. The batch API (``evaluate_many``) passes one per GPU.
         """
         start = time.monotonic()
+        stall.MONITOR.ensure_running()
         spec = get_task(task_id)
         device = resolve_device(device)
         versions = software_versions(device, spec)
@@ -115,8 +117,15 @@ class Evaluator:
         return self._finish(verdict, start, key, store=True)
 
     def _finish(self, verdict: Verdict, start: float, key: tuple, store: bool) -> Verdict:
-        """Score, time-stamp and explain ``verdict``; store it unless the judge itself failed (such
-        a verdict is judged again next time)."""
+        """Score, time-stamp and explain ``verdict``; store it unless the judge itself failed or a
+        stall of the judge's own process timed its worker out (``stall.py``): such a verdict is a
+        ``judge_error``, judged again next time."""
+        stalled = stall.MONITOR.stalled_s(start, time.monotonic())
+        failed = verdict.stage is Stage.RUNTIME_ERROR and not verdict.violations
+        if store and stall.judge_caused_timeout(failed, verdict.profile, self.config.timeout_s, stalled):
+            verdict.profile[stall.CAUSED_KEY] = stalled
+            verdict.error = f"{JUDGE_ERROR}: {stall.explain(stalled, self.config.timeout_s)}\n{verdict.error}"
+            store = False
         if self.config.protocol == kernelbench_protocol.PROTOCOL:
             kernelbench_protocol.fill_unjudged(verdict, self.config.kernelbench_atol, self.config.kernelbench_rtol)
         verdict.wall_s = time.monotonic() - start

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 from hawkeye_env.judge import standby
 from hawkeye_env.judge.lanes import Lane, make_lanes
-from hawkeye_env.judge.store import source_hash
+from hawkeye_env.judge.store import JUDGE_CAUSED_KEY, source_hash
 from hawkeye_env.judge.verdict import Stage, Verdict
 
 # Candidates in flight per GPU. Warm verdicts spend most of their time outside the timed section
@@ -43,7 +43,10 @@ RETRYABLE_FAILURES = ("crash", "lane_wait")
 
 def failed_without_verdict(v: Verdict) -> bool:
     """True when the worker gave no reply at all for a reason a retry could fix: a freshly judged
-    ``runtime_error`` with no violation, no worker profile and a retryable sandbox failure."""
+    ``runtime_error`` with no violation, no worker profile and a retryable sandbox failure, or a
+    timeout the judge's own stall caused (``stall.py``)."""
+    if not v.cached and JUDGE_CAUSED_KEY in v.profile:
+        return True
     return (
         not v.cached and v.stage is Stage.RUNTIME_ERROR and not v.violations
         and not any(k.startswith("worker.") for k in v.profile)

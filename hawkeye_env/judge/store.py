@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 ENV_VAR = "HAWKEYE_STORE"
 MEMORY = ":memory:"
 BUSY_TIMEOUT_S = 30.0
+# ``stall.CAUSED_KEY``: a verdict whose profile has it is never stored (the store imports no judge module).
+JUDGE_CAUSED_KEY = "judge_stall_timeout_s"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -144,6 +146,10 @@ class ResultStore:
     def put_verdict(
         self, task: str, source_hash: str, device: str, versions: dict, config: dict, verdict: dict
     ) -> None:
+        """Store ``verdict`` under its key, unless its timeout was the judge's (``stall.CAUSED_KEY``
+        in its profile): such a verdict is judged again, whichever backend hands it here."""
+        if JUDGE_CAUSED_KEY in (verdict.get("profile") or {}):
+            return
         key = (task, source_hash, device, canonical_json(versions), canonical_json(config))
         self._write(
             "INSERT OR REPLACE INTO verdicts"
