@@ -10,7 +10,11 @@ reference makes in its native precision on the same inputs (``nat``, computed by
 2. the ``quantile`` (0.999) of ``rho`` is at most ``max(1, quantile_multiple * quantile(rho*))``;
 3. ``max(rho') <= worst_floor + worst_multiple * max(rho'*)`` and no element is off by more than
    ``WORST_CAP * (s_i + |ref_i|)``, where ``s_i`` is the larger of ``rms(ref)`` and the RMS of
-   the element's row of ``ref`` (``row_rms``) and ``rho'`` is ``rho`` with ``s_i`` for ``rms``.
+   the element's row of ``ref`` (``row_rms``) and ``rho'`` is ``rho`` with ``s_i`` for ``rms``;
+4. no row, column, head or tile holds a concentrated error: the mean of ``rho'`` over each such
+   slice stays under ``structure.FLOOR`` or ``structure.RATIO`` x its family's median slice
+   (``structure.py``), so one feature column 10% off on every row fails though it is under 0.1%
+   of the elements.
 
 The relative L2 and a high quantile measure the bulk of the error and are stable across draws;
 the worst element of 10^8 draws is a tail statistic, so it only gets a generous cap, which still
@@ -49,6 +53,7 @@ import math
 
 import torch
 
+from hawkeye_env.judge import structure
 from hawkeye_env.tasks.spec import WORST_CAP, Tolerance
 
 # A reference whose standard deviation is below this fraction of its RMS is near constant: a
@@ -86,7 +91,7 @@ def kth_smallest(flat: torch.Tensor, k: int, by_topk: bool) -> float:
 
 def compare(
     out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, tol: Tolerance,
-    compute_device: str = "cpu", native: torch.Tensor | None = None,
+    compute_device: str = "cpu", native: torch.Tensor | None = None, label: str = "",
 ) -> dict:
     """Check one candidate output against its float64 reference.
 
@@ -99,13 +104,16 @@ def compare(
             (hundreds of MB) off the host's cores.
         native: the task's reference output in its native precision on the same inputs, or None
             (then the tolerance's fixed floors decide alone).
+        label: the output's name in a concentration failure's message (``"output 0"``).
 
     Returns:
         ``{"ok", "scored", "reason", "max_err_ratio", "quantile_err_ratio", "rel_l2",
         "rel_l2_bound", "quantile_bound", "worst_bound"}``: ``max_err_ratio`` and
         ``quantile_err_ratio`` are the worst and the ``tol.quantile`` quantile of
         ``|out - ref| / (atol * rms(ref) + rtol * |ref|)``; each ``*_bound`` the bound its
-        statistic was held to. ``scored`` is False when the reference is not finite.
+        statistic was held to; ``structure_score`` the worst slice's concentration score
+        (``structure.concentrated``; above 1 fails, 0 when none was judged). ``scored`` is False
+        when the reference is not finite.
 
     Example:
         >>> from hawkeye_env.tasks.spec import BF16
@@ -115,13 +123,14 @@ def compare(
     """
     inf = float("inf")
     result = {"ok": False, "scored": True, "reason": "", "max_err_ratio": inf, "quantile_err_ratio": inf,
-              "rel_l2": inf, "rel_l2_bound": tol.rel_l2, "quantile_bound": 1.0, "worst_bound": tol.worst_floor}
+              "rel_l2": inf, "rel_l2_bound": tol.rel_l2, "quantile_bound": 1.0, "worst_bound": tol.worst_floor,
+              "structure_score": inf}
     widened = _widened(out, ref, expected_dtype, compute_device, result)
     if widened is None:
         return result
     r, o = widened
     if o.numel() == 0:
-        result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0)
+        result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0, structure_score=0.0)
         return result
     rms = r.pow(2).mean().sqrt()
     local = row_rms(r, rms)  # the worst-element rules' unit: max(rms(ref), rms of the element's row)
@@ -141,8 +150,11 @@ def compare(
     over = torch.maximum(rho_worst / worst_bound, err / (WORST_CAP * scale))  # <= 1 passes the cap
     worst = int(over.argmax())
     q = _quantile(rho, tol.quantile)
+    found = structure.concentrated(rho_worst)
     result.update(max_err_ratio=float(rho_worst.max()), quantile_err_ratio=q, rel_l2=rel_l2,
-                  rel_l2_bound=l2_bound, quantile_bound=q_bound, worst_bound=worst_bound)
+                  rel_l2_bound=l2_bound, quantile_bound=q_bound, worst_bound=worst_bound,
+                  structure_score=found.score if found is not None else 0.0)
+    concentration = _concentration_failure(found, err, r, tol, label) if found and found.score > 1.0 else ""
     if float(over.reshape(-1)[worst]) > 1.0:
         got, want = float(out.reshape(-1)[worst]), float(r.reshape(-1)[worst])
         cap = min(worst_bound * float(worst_unit.reshape(-1)[worst]), WORST_CAP * float(scale.reshape(-1)[worst]))
@@ -150,10 +162,24 @@ def compare(
             f"element {worst}: got {got:.6g}, expected {want:.6g} "
             f"(error {float(err.reshape(-1)[worst]):.3g} exceeds the worst-element cap {cap:.3g})"
         )
+        if concentration:
+            result["reason"] = f"{concentration}; the worst: {result['reason']}"
     else:
-        result["reason"] = _spread_failure(q, q_bound, rel_l2, l2_bound, tol.quantile)
+        result["reason"] = concentration or _spread_failure(q, q_bound, rel_l2, l2_bound, tol.quantile)
         result["ok"] = not result["reason"]
     return result
+
+
+def _concentration_failure(found: structure.Finding, err: torch.Tensor, r: torch.Tensor, tol: Tolerance,
+                           label: str) -> str:
+    """What an error concentrated in one slice (``structure.concentrated``) looks like, for the
+    author: the slice, how far off it is, its bound and a typical slice of its kind."""
+    rel = structure.slice_error(err, r, found)
+    of = f" of {label}" if label else ""
+    return (f"{found.name}{of} is off by {rel:.2%} (relative L2 over its {found.elements} elements): its "
+            f"elements average {found.mean:.3g}x their bound (rtol {tol.rtol:.2%} of |ref| + atol "
+            f"{tol.atol:.2%} of the row RMS) while the median slice of its kind averages {found.median:.3g}x; "
+            f"a slice may average at most {found.threshold:.3g}x (an error concentrated in one index set)")
 
 
 def _widened(out: torch.Tensor, ref: torch.Tensor, expected_dtype: torch.dtype, compute_device: str,

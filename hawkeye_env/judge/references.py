@@ -110,19 +110,30 @@ def trial_references(spec: TaskSpec, trial: dict, device: str) -> TrialReference
 
 
 def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) -> list[dict]:
-    """References of the kept timed iterations, ``{"reference": float64, "native": native}``
-    each: the timing inputs (first GPU shape, ``normal``, ``seed``) after each kept iteration's
-    number of refills, replayed once in increasing order."""
+    """References of the kept timed iterations, ``{"reference": float64, "native": native,
+    "others": [(label, native)]}`` each: the timing inputs (first GPU shape, ``normal``, ``seed``)
+    after each kept iteration's number of refills, replayed once in increasing order. ``others``
+    holds the native answers for the inputs of other calls a stale output could come from: the
+    warm-up's (no refill) and the previous iteration's (one refill fewer)."""
     ref, inputs = build(spec, dict(spec.gpu_shapes[0]), "normal", seed, device)
     generator = torch.Generator(device=next(x.device for x in inputs if isinstance(x, torch.Tensor)))
     generator.manual_seed(seed)
     results: list = [None] * len(refills)
+    natives: dict[int, list] = {}
+    wanted = sorted({0} | {max(r - 1, 0) for r in refills} | set(refills))
     done = 0
-    for i in sorted(range(len(refills)), key=refills.__getitem__):
-        while done < refills[i]:
+    for count in wanted:
+        while done < count:
             _refill(inputs, generator)
             done += 1
-        results[i] = {"reference": _reference(spec, ref, inputs), "native": native_reference(ref, inputs)}
+        natives[count] = native_reference(ref, inputs)
+        for i, r in enumerate(refills):
+            if r == count:
+                results[i] = {"reference": _reference(spec, ref, inputs), "native": natives[count]}
+    for i, r in enumerate(refills):
+        results[i]["others"] = [(label, natives[n]) for label, n in
+                                (("the warm-up's inputs", 0), ("the previous iteration's inputs", r - 1))
+                                if 0 <= n < r]
     return results
 
 
@@ -142,7 +153,7 @@ def fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) ->
     kept = reply["timing"]["candidate"].get("kept") or []
     refs = kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)
     for k, r in zip(kept, refs):
-        k["reference"], k["native"] = r["reference"], r["native"]
+        k["reference"], k["native"], k["others"] = r["reference"], r["native"], r["others"]
 
 
 __all__ = ["TrialReferences", "build", "fill_kept_references", "fill_trial_references", "kept_references",

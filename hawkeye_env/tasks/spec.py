@@ -29,6 +29,11 @@ ALLOCATION_AND_VIEW_OPS: frozenset[str] = frozenset(
         "stride", "sym_size", "sym_stride", "sym_numel", "is_contiguous", "dim",
     }
 )
+# Layout copies: a ``.contiguous()`` that really copies and ``.clone()`` dispatch ``clone``, an
+# in-place copy between tensors ``copy_``. They move data and compute nothing, so they are allowed
+# on every task whose answer is not itself a copy (``TaskSpec.answer_is_copy``). ``_to_copy`` is not
+# here: it also converts dtypes, which rounds.
+LAYOUT_COPY_OPS: frozenset[str] = frozenset({"clone", "copy_"})
 
 
 @dataclass(frozen=True)
@@ -255,7 +260,10 @@ class TaskSpec:
         bytes_moved: fewest DRAM bytes one forward must move at a shape (roofline floor).
         tags: unit names whose strategies matter for this task.
         distributions: input distributions to draw from (subset of ``DISTRIBUTIONS``).
-        extra_allowed_ops: torch ops a candidate may call besides ``ALLOCATION_AND_VIEW_OPS``.
+        extra_allowed_ops: torch ops a candidate may call besides ``ALLOCATION_AND_VIEW_OPS`` and
+            ``LAYOUT_COPY_OPS``.
+        answer_is_copy: the answer is a copy of the inputs (a transpose, a gather): then
+            ``LAYOUT_COPY_OPS`` are not allowed ops, since they would compute it.
         tolerances: per output dtype; defaults to ``DEFAULT_TOLERANCES``.
         solution: dotted module path of the task's expert Triton solution (defines ``ModelNew``).
         vendor_baselines: extra baselines the expert solution is compared against, name to
@@ -302,6 +310,8 @@ class TaskSpec:
     value_distributions: tuple[str, ...] = ("zeros", "repeated")
     large_magnitude: float = 0.0
 
+    answer_is_copy: bool = False
+
     def __post_init__(self):
         bad = [x for x in self.layouts if x not in LAYOUTS]
         if bad:
@@ -312,7 +322,8 @@ class TaskSpec:
 
     @property
     def allowed_ops(self) -> frozenset[str]:
-        return ALLOCATION_AND_VIEW_OPS | self.extra_allowed_ops
+        copies = frozenset() if self.answer_is_copy else LAYOUT_COPY_OPS
+        return ALLOCATION_AND_VIEW_OPS | copies | self.extra_allowed_ops
 
     def shapes(self, device: str) -> tuple[Shape, ...]:
         return self.cpu_shapes if device == "cpu" else self.gpu_shapes
