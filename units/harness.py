@@ -130,7 +130,7 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
                            "use verify_cpu_in_subprocess")
-    from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+    from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
 
     install_interpreter_fixes()
     skipped = {role: why for role in ROLES if (why := unit.cpu_skip(role))}

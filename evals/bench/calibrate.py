@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":  # kernels run under Triton's interpreter, bf16 fixed as in the judge's workers
         import os
 
-        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
         install_interpreter_fixes()

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":
         import os
 
-        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
         install_interpreter_fixes()

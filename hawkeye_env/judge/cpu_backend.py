@@ -204,25 +204,3 @@ def install_bf16_interpreter_fix() -> None:
         owner = getattr(interpreter, class_name, None)
         if owner is not None:
             _patch(owner, method_name, _reduce_bf16_in_float32)
-
-
-def _interpreting() -> bool:
-    """Whether kernels run under Triton's interpreter (``TRITON_INTERPRET`` true), decided
-    without importing Triton: imported before that variable is set, Triton stays in GPU mode."""
-    import os
-
-    return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "yes", "on", "y")
-
-
-def install_interpreter_fixes() -> None:
-    """Make Triton's CPU interpreter run what a GPU runs: bf16 arithmetic, the device-call fast
-    path (``install_bf16_interpreter_fix``), and autotuning, libdevice, float scalar arguments and
-    builtins reached outside ``triton.language`` (``interpreter_gaps``). Idempotent; a no-op
-    unless ``TRITON_INTERPRET`` is set. Call it in the process that runs the kernels, before the
-    kernels' modules are imported."""
-    if not _interpreting():
-        return
-    from hawkeye_env.judge.interpreter_gaps import install_interpreter_gaps
-
-    install_bf16_interpreter_fix()
-    install_interpreter_gaps()

@@ -150,6 +150,10 @@ class SourceTable:
             raise NotReplayable(f"kernel {fn.__name__} reads {name}, which is not bound")
         obj = scope[name]
         inner = _jit_function(obj)
+        if inner is not None and (getattr(inner, "__module__", "") or "").startswith("triton."):
+            found = _module_attribute(obj)  # Triton's own jit functions (``tl.sigmoid``): by name
+            if found is not None:
+                return found
         if inner is not None:
             return unit_binding(obj, inner) or {"kind": "jit", "index": self.entry(obj)}
         return value_binding(obj, f"kernel {fn.__name__} reads {name}")

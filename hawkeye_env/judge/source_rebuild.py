@@ -16,7 +16,6 @@ import importlib
 import os
 
 
-
 class RebuildError(Exception):
     """An entry that passed the parent's check could not be rebuilt (a missing unit, a name the
     interpreter cannot bind): the candidate's plan does not replay."""

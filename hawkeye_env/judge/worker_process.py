@@ -35,7 +35,7 @@ def setup_process(device: str, memory_limit_bytes: int) -> None:
     torch.set_num_threads(1)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
         from hawkeye_env.judge.interpreter_bounds import install_memory_bounds
 
         install_interpreter_fixes()

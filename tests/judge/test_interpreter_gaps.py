@@ -22,7 +22,7 @@ if os.environ.get("TRITON_INTERPRET") != "1":
 import triton
 import triton.language as tl
 
-from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
 from hawkeye_env.judge.not_checkable import NotCheckableOnCPU
 
 install_interpreter_fixes()
@@ -97,7 +97,7 @@ def test_libdevice_special_functions_match_torch():
 
 def test_the_fixes_are_inert_without_the_interpreter():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    code = ("import sys\nfrom hawkeye_env.judge.cpu_backend import install_interpreter_fixes\n"
+    code = ("import sys\nfrom hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes\n"
             "install_interpreter_fixes()\nprint(sorted(m for m in sys.modules if m.startswith('triton')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                          timeout=120, check=True)

@@ -49,7 +49,7 @@ SPEC = TaskSpec(
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
     shape_family=ShapeFamily(cpu={"M": Dim(1, 16), "N": Dim(1, 1000)}, gpu={"M": Dim(1, 8192), "N": Dim(1, 8192)}),
-    layouts=("transposed", "sliced", "offset"),
+    layouts=("sliced", "offset"),
     value_distributions=("zeros", "repeated", "large"),
     # Logits of +-1e4 in fp32: exp without max subtraction overflows (exp(89) already does).
     large_magnitude=1e4,

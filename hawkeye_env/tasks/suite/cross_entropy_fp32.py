@@ -49,7 +49,7 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.cross_entropy_fp32",
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
-    layouts=("transposed", "sliced", "offset"),
+    layouts=("offset",),
     value_distributions=("zeros", "repeated", "large", "skewed_ids"),
     # Logits of +-1e4 in fp32: a logsumexp without the running max overflows.
     large_magnitude=1e4,

@@ -51,7 +51,7 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.layernorm_bf16",
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
-    layouts=("transposed", "sliced", "offset"),
+    layouts=("offset",),
     value_distributions=("zeros", "repeated", "large"),
     # As rmsnorm_bf16: squares of 1e4 overflow fp16, not fp32.
     large_magnitude=1e4,

@@ -48,5 +48,5 @@ SPEC = TaskSpec(
     solution="hawkeye_env.tasks.solutions.swiglu_bf16",
     # Memory-bound: the bar is 90% of the measured device-to-device copy bandwidth.
     targets={"copy_bandwidth": 0.9},
-    layouts=("transposed", "sliced", "offset"),
+    layouts=("offset",),
 )

@@ -1,0 +1,74 @@
+"""KernelBench style: fp8 per-tensor scaled GEMM with contiguous operands."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_matmul_kernel(
+        a_ptr, b_ptr, c_ptr, scale_a_ptr, scale_b_ptr,
+        M, N, K,
+        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+        BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        k_remaining = K - k * BLOCK_SIZE_K
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_remaining), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_remaining) & (offs_n[None, :] < N), other=0.0)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    accumulator = accumulator * (tl.load(scale_a_ptr) * tl.load(scale_b_ptr))
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, accumulator.to(tl.bfloat16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def triton_scaled_mm(a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor) -> torch.Tensor:
+    """``(a * scale_a) @ (w * scale_w).T`` for fp8 ``a [M, K]``, ``w [N, K]`` and one-element float32
+    scales; bf16 ``[M, N]``."""
+    assert a.shape[1] == w.shape[1], "a and w must share K"
+    assert scale_a.numel() == 1 and scale_w.numel() == 1, "per-tensor scales"
+    M, K = a.shape
+    N = w.shape[0]
+    b = w.t()
+    c = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
+    grid = lambda META: (triton.cdiv(M, META["BLOCK_SIZE_M"]), triton.cdiv(N, META["BLOCK_SIZE_N"]))  # noqa: E731
+    scaled_matmul_kernel[grid](
+        a, b, c, scale_a, scale_w, M, N, K,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=64,
+    )
+    return c
+
+
+def _check_inputs(*tensors: torch.Tensor) -> None:
+    """Assert every tensor is contiguous and, when a GPU is available, on CUDA."""
+    for t in tensors:
+        if torch.cuda.is_available():
+            assert t.is_cuda, "Input tensors must be on a CUDA device"
+        assert t.is_contiguous(), "Input tensors must be contiguous"
+
+
+class ModelNew(nn.Module):
+    """Optimized model: the forward runs in custom Triton kernels."""
+
+    def __init__(self):
+        super(ModelNew, self).__init__()  # noqa: UP008
+
+    def forward(self, a: torch.Tensor, w: torch.Tensor, scale_a: torch.Tensor, scale_w: torch.Tensor) -> torch.Tensor:
+        a = a.contiguous()
+        w = w.contiguous()
+        scale_a = scale_a.contiguous()
+        scale_w = scale_w.contiguous()
+        _check_inputs(a, w, scale_a, scale_w)
+        return triton_scaled_mm(a, w, scale_a, scale_w)

@@ -1,0 +1,62 @@
+"""The honest-code corpus (``tests/candidates/honest/``): tutorial-, KernelBench- and
+library-style candidates that do all their work in their own Triton kernels.
+
+``test_corpus_is_correct_outside_the_judge`` runs each candidate in this process against its
+task's reference (``honest_corpus.check_outside``): the corpus is correct by construction.
+``test_corpus_accepted_by_the_judge`` judges the whole corpus once through the real
+``Evaluator`` on CPU (``evaluate_many``, two workers): every candidate must be ``correct`` with
+no violation, whatever idiom its host Python uses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.verdict import Stage
+from tests.conftest import registry_restored
+from tests.judge.honest_corpus import KERNELBENCH_PREFIX, STYLES, check_outside, corpus, import_kernelbench_tasks
+
+CANDIDATES = corpus()
+
+
+@pytest.fixture(scope="module")
+def kernelbench_tasks(tmp_path_factory):
+    """The KernelBench-format problems the corpus targets, registered for this module only."""
+    with registry_restored():
+        import_kernelbench_tasks({c.task for c in CANDIDATES}, tmp_path_factory.mktemp("honest_kb_tasks"))
+        yield
+
+
+@pytest.fixture(scope="module")
+def verdicts(kernelbench_tasks):
+    """Every candidate's verdict on CPU, judged in one batch, by candidate id."""
+    jobs = [(c.task, c.path.read_text()) for c in CANDIDATES]
+    evaluator = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    found = evaluate_many(evaluator, jobs, "cpu", workers=2, use_cache=False)
+    return {c.id: v for c, v in zip(CANDIDATES, found)}
+
+
+def test_corpus_spans_styles_and_tasks():
+    by_style = Counter(c.style for c in CANDIDATES)
+    assert all(by_style[s] >= 20 for s in STYLES), by_style
+    assert len({c.task for c in CANDIDATES}) >= 16
+    assert sum(c.task.startswith(KERNELBENCH_PREFIX) for c in CANDIDATES) >= 6
+    for c in CANDIDATES:
+        doc = c.path.read_text().split("\n", 1)[0]
+        assert doc.startswith('"""') and doc.endswith('"""') and len(doc) > 6, f"{c.id}: one-line docstring"
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda c: c.id)
+def test_corpus_is_correct_outside_the_judge(candidate, kernelbench_tasks):
+    assert check_outside(candidate.task, candidate.path) == []
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda c: c.id)
+def test_corpus_accepted_by_the_judge(candidate, verdicts):
+    v = verdicts[candidate.id]
+    found = [f"{x.code}: {x.message}" for x in v.violations]
+    assert v.stage == Stage.CORRECT and not v.violations, f"{v.stage.value}: {found or v.error}"
