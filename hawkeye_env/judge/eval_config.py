@@ -24,7 +24,8 @@ class EvalConfig:
             reward reads the speedup over the fastest of them.
         vendor_baselines: also time the task's ``vendor_baselines`` (cuBLAS, cuDNN, FLA...) on
             CUDA; reported in ``times_ms`` and ``speedup``, never in the reward.
-        static_checks: run the static rules (off only to test the worker's own defences).
+        static_checks: run the fast filter (``static_checks.fast_filter``; off only to test the
+            worker's and the replay's own defences).
         seed: fixes the trial seeds when set; by default every evaluation draws fresh ones.
         protocol: ``hawkeye`` judges by our trials alone; ``kernelbench`` also runs KernelBench's
             and records its outcome in ``verdict.protocols`` (``kernelbench_protocol.py``), never

@@ -3,11 +3,13 @@
 Every consumer — ``hawkeye check``, the Gymnasium env, the evals, the training reward — calls
 ``Evaluator.evaluate`` (or the module-level ``evaluate``). The flow:
 
-1. trusted parent: empty/prose/syntax checks and static rules (``static_checks.py``);
-2. a fresh sandboxed worker process (``sandbox.py``) imports the candidate (``worker.py``): on CUDA
-   it records one launch plan per shape, which a trusted replay process runs for every trial and
-   for timing (``replayed.py``, ``replay.py``); on CPU it runs the trials itself; either way the
-   parent gets outputs, guard findings and raw times;
+1. trusted parent: empty/syntax checks and a fast filter (``static_checks.fast_filter``: a source
+   that names neither Triton nor a unit); host code is otherwise free Python;
+2. a fresh sandboxed worker process (``sandbox.py``) imports the candidate (``worker.py``) and
+   records one launch plan per shape and layout; the parent checks the plans, and a trusted
+   replay process that never imports the candidate runs them for every trial and for timing
+   (``replayed.py``, ``replay.py``; on CPU the kernels rebuilt from their checked source under
+   the interpreter, ``source_kernels.py``); the parent gets outputs, guard findings and raw times;
 3. trusted parent: compares outputs in float64 against its own references (``correctness.py``),
    checks determinism, timed outputs, roofline floors and clocks, then scores the verdict with
    ``reward``;
@@ -303,7 +305,7 @@ class Evaluator:
             v.stage, v.error = Stage.NO_SOURCE, "the source defines no class ModelNew"
             return False
         if self.config.static_checks:
-            findings = static_checks.check_source(source)
+            findings = static_checks.fast_filter(tree)
             if findings:
                 v.violations = [Violation(f.code, f"line {f.line}: {f.message}") for f in findings]
                 v.stage = Stage.REJECTED
