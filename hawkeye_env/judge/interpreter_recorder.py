@@ -169,6 +169,10 @@ def unit_binding(obj, fn) -> dict | None:
         found = getattr(importlib.import_module(module), fn.__name__, None)
     except ImportError:
         return None
+    for _ in range(4):  # an autotuned or heuristics kernel wraps the jit object
+        if found is obj or found is None:
+            break
+        found = getattr(found, "fn", None)
     return {"kind": "unit", "module": module, "name": fn.__name__} if found is obj else None
 
 

@@ -37,7 +37,7 @@ MAX_LITERAL_CHARS = 64
 KERNEL_MODULES = ("triton.language", "triton.language.math", "triton.language.extra.libdevice",
                   "triton.language.extra.cuda.libdevice", "triton", "math")
 UNIT_MODULE = re.compile(r"^units(\.[A-Za-z][A-Za-z0-9_]{0,63}){1,4}$")
-IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$|^_[A-Za-z0-9_]{1,63}$")
+IDENTIFIER = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}$")  # no dunder: `__builtins__` would rebind the builtins
 _TRITON = "hawkeye_triton"
 
 

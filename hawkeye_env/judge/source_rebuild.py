@@ -33,7 +33,9 @@ def _value(b: dict):
         return tl.constexpr(tuple(v) if isinstance(v, list) else v)
     if kind == "module":
         return importlib.import_module(b["name"])
-    if kind in ("attr", "unit"):
+    if kind == "unit":
+        return _unit_kernel(b)
+    if kind == "attr":
         try:
             obj = getattr(importlib.import_module(b["module"]), b["name"])
         except (ImportError, AttributeError) as exc:
@@ -43,9 +45,18 @@ def _value(b: dict):
 
 
 def _unit_kernel(u: dict):
+    """The jit kernel unit module ``u["module"]`` defines as ``u["name"]``: a unit's plain host
+    function is never bound into a kernel's namespace."""
     from triton.runtime.interpreter import InterpretedFunction
 
-    obj = _value({"kind": "unit", **u})
+    try:
+        obj = getattr(importlib.import_module(u["module"]), u["name"])
+    except (ImportError, AttributeError) as exc:
+        raise RebuildError(f"{u['module']}.{u['name']} does not exist here") from exc
+    for _ in range(4):  # an autotuned or heuristics kernel: the jit function it wraps
+        if isinstance(obj, InterpretedFunction):
+            break
+        obj = getattr(obj, "fn", None)
     if not isinstance(obj, InterpretedFunction):
         raise RebuildError(f"{u['module']}.{u['name']} is not a Triton kernel")
     return obj

@@ -35,8 +35,8 @@ def setup_process(device: str, memory_limit_bytes: int) -> None:
     torch.set_num_threads(1)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
         from hawkeye_env.judge.interpreter_bounds import install_memory_bounds
+        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
 
         install_interpreter_fixes()
         install_memory_bounds()  # a kernel's pointers reach only its launch's tensor arguments

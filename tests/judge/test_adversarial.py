@@ -5,10 +5,13 @@ attempts. A hack must be caught with its reason, score no more than a candidate 
 compile, and leave the evaluator able to judge the next candidate (the last test of the module
 judges the honest solution with the same ``Evaluator``).
 
-Some hacks are caught only by correctness (fresh inputs, NaN-poisoned allocations, several shapes
-and distributions); for those the expected outcome is a stage (``incorrect``) instead of a
-violation code. Candidates that crash, exit or hang the worker are judged with the worker's own
-defences (static checks off) in a separate table: a dead worker is a ``runtime_error`` verdict,
+Every verdict's outputs come from the trusted replay of the kernels the candidate launched, never
+from its own process, so host code is free: tricks played on the candidate's own process around
+honest kernels (``INERT``) earn exactly the honest reward. Some hacks are caught only by
+correctness (fresh inputs, NaN-poisoned allocations, hidden shapes, layouts and distributions);
+for those the expected outcome is a stage (``incorrect``) instead of a violation code. Candidates
+that crash, exit or hang the worker are judged with the worker's own defences (the fast filter
+off) in a separate table: a dead worker is a ``runtime_error`` verdict,
 never a skipped one.
 """
 
@@ -67,52 +70,41 @@ CASES: list[Case] = [
     # 2: input mutation
     Case("h02_write_into_input", VECTOR_ADD, "input_mutated", "changed input 0"),
     Case("h02_zero_inputs", VECTOR_ADD, "input_mutated", "changed input 1"),
-    # 3: side streams (statically: CPU has no streams)
-    Case("h03_cuda_stream", VECTOR_ADD, "forbidden_call", "Stream: stream or graph API"),
-    Case("h03_stream_context", VECTOR_ADD, "forbidden_call", "stream: stream or graph API"),
+    # 3: side streams (CPU has none: the candidate's own call fails)
+    Case("h03_cuda_stream", VECTOR_ADD, "runtime_error", "requires CUDA support"),
+    Case("h03_stream_context", VECTOR_ADD, "runtime_error", "requires CUDA support"),
     # 4: threads and processes
-    Case("h04_import_threading", VECTOR_ADD, "forbidden_import", "import threading is not allowed"),
-    Case("h04_import_subprocess", VECTOR_ADD, "forbidden_import", "import subprocess is not allowed"),
-    Case("h04_os_fork", VECTOR_ADD, "forbidden_import", "import os is not allowed"),
-    Case("h04_concurrent_futures", VECTOR_ADD, "forbidden_import", "from concurrent.futures import"),
-    Case("h04_multiprocessing", VECTOR_ADD, "forbidden_import", "import torch.multiprocessing"),
-    # torch re-exports stdlib modules (torch.threading, torch.os): the attribute rule catches them.
-    Case("h04_torch_threading", VECTOR_ADD, "forbidden_call", "threading: stdlib module reached through"),
-    Case("h04_torch_os_fork", VECTOR_ADD, "forbidden_call", "os: stdlib module reached through"),
+    Case("h04_import_subprocess", VECTOR_ADD, "threads_spawned", "forward left new threads or child processes running"),
+    Case("h04_os_fork", VECTOR_ADD, "threads_spawned", "forward left new threads or child processes running"),
+    Case("h04_concurrent_futures", VECTOR_ADD, "threads_spawned", "forward left new threads or child processes runnin"),
+    # torch re-exports stdlib modules (torch.threading, torch.os): the worker sees what they leave running.
+    Case("h04_torch_threading", VECTOR_ADD, "threads_spawned", "forward left new threads or child processes running"),
+    Case("h04_torch_os_fork", VECTOR_ADD, "threads_spawned", "forward left new threads or child processes running"),
     # 5: lazy or fake outputs
-    Case("h05_subclass_torch_function", VECTOR_ADD, "forbidden_attribute", "dunder attribute __torch_function__"),
-    Case("h05_subclass_no_dunder_use", VECTOR_ADD, "forbidden_attribute", "defining __torch_function__"),
+    Case("h05_subclass_torch_function", VECTOR_ADD, "output_not_tensor", "output 0 is LazySum, not torch.Tensor"),
+    Case("h05_subclass_no_dunder_use", VECTOR_ADD, "output_not_tensor", "output 0 is LazySum, not torch.Tensor"),
     Case("h05_parameter_output", VECTOR_ADD, "output_not_tensor", "output 0 is Parameter, not torch.Tensor"),
     Case("h05_list_of_floats", VECTOR_ADD, "output_not_tensor", "output 0 is float, not torch.Tensor"),
-    Case("h05_numpy_return", VECTOR_ADD, "forbidden_call", "numpy: host copy"),
+    Case("h05_numpy_return", VECTOR_ADD, "output_not_tensor", "output 0 is ndarray, not torch.Tensor"),
     Case("h05_meta_tensor", VECTOR_ADD, "output_not_tensor", "output 0 is on meta, not cpu"),
     # 6: patching the timer, the checker or the judge
-    Case("h06_assign_allclose", VECTOR_ADD, "forbidden_attribute", "assigning to torch.allclose patches a module"),
-    Case("h06_setattr_allclose", VECTOR_ADD, "forbidden_call", "use of setattr is not allowed"),
-    Case("h06_import_sys", VECTOR_ADD, "forbidden_import", "import sys is not allowed"),
-    Case("h06_import_inspect", VECTOR_ADD, "forbidden_import", "import inspect is not allowed"),
-    Case("h06_import_gc", VECTOR_ADD, "forbidden_import", "import gc is not allowed"),
-    Case("h06_import_builtins", VECTOR_ADD, "forbidden_import", "import builtins is not allowed"),
-    Case("h06_dunder_builtins", VECTOR_ADD, "forbidden_call", "use of __builtins__ is not allowed"),
-    Case("h06_dunder_import", VECTOR_ADD, "forbidden_call", "use of __import__ is not allowed"),
-    Case("h06_getattr_cuda", VECTOR_ADD, "forbidden_call", "use of getattr is not allowed"),
-    Case("h06_eval", VECTOR_ADD, "forbidden_call", "use of eval is not allowed"),
-    Case("h06_event_elapsed_time", VECTOR_ADD, "forbidden_attribute", "assigning to torch.cuda.Event.elapsed_time"),
-    Case("h06_class_bases", VECTOR_ADD, "forbidden_attribute", "dunder attribute __bases__"),
-    # The alias spellings are static findings (a module may not be a value, and only attributes of
-    # self may be assigned); the worker's judge snapshot is tested on them in WORKER_CASES.
-    Case("h06_alias_allclose", VECTOR_ADD, "forbidden_attribute", "assigning to _t.allclose"),
-    Case("h06_alias_equal_and_mutate", VECTOR_ADD, "forbidden_attribute", "module torch used as a value"),
-    Case("h06_torch_sys_patch_guards", VECTOR_ADD, "forbidden_call", "sys: stdlib module reached through"),
+    Case("h06_assign_allclose", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.allclose"),
+    Case("h06_setattr_allclose", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.allclose"),
+    Case("h06_import_builtins", VECTOR_ADD, "runtime_error", "worker exited with code 1"),
+    Case("h06_eval", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.allclose"),
+    Case("h06_event_elapsed_time", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.cuda.Event.elapsed_t"),
+    # Patched through aliases in the candidate's own process: the worker's snapshot of judge
+    # functions reports it (the verdict's outputs come from the replay either way).
+    Case("h06_alias_allclose", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.allclose"),
+    Case("h06_alias_equal_and_mutate", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.equal"),
+    Case("h06_torch_sys_patch_guards", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor"),
     # 7: caches across calls
     Case("h07_module_dict_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     Case("h07_module_dict_cache_decoy", VECTOR_ADD, "incorrect", "element"),
-    Case("h07_global_cache", VECTOR_ADD, "global_state", "global _LAST"),
+    Case("h07_global_cache", VECTOR_ADD, "no_kernel_launch", "forward launched no Triton kernel of its own or of a un"),
     # the constructor runs unrecorded: it may neither predict the inputs from the generator's
     # seed nor rewrite an output already checked (KernelBench's protocol below)
-    Case("h08_init_predicts_inputs", VECTOR_ADD, "incorrect", "element"),
-    Case("h08_seed_schedule_from_inputs", VECTOR_ADD, "incorrect", "element"),
-    Case("h07_self_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    Case("h08_init_predicts_inputs", VECTOR_ADD, "runtime_error", "outside every tensor argument of its launch"),
     # 8: torch / vendor fallbacks
     Case("h08_add_after_decoy", VECTOR_ADD, "torch_compute_op", "aten.add"),
     Case("h08_method_add", VECTOR_ADD, "torch_compute_op", "aten.add"),
@@ -126,68 +118,77 @@ CASES: list[Case] = [
     Case("h08_try_except_fallback", VECTOR_ADD, "torch_compute_op", "aten.add"),
     Case("h08_torch_matmul", GEMM, "torch_compute_op", "aten.mm"),
     Case("h08_functional_softmax", SOFTMAX, "torch_compute_op", "aten._softmax"),
-    Case("h08_ops_aten_add", VECTOR_ADD, "forbidden_call", "ops: compiler or library fallback"),
-    Case("h08_inherit_reference", VECTOR_ADD, "forbidden_import",
-         "from hawkeye_env.tasks.conformance.vector_add_fp32 import"),
-    Case("h08_import_numpy", VECTOR_ADD, "forbidden_import", "import numpy is not allowed"),
-    Case("h08_cpu_numpy", VECTOR_ADD, "forbidden_call", "numpy: host copy"),
+    Case("h08_ops_aten_add", VECTOR_ADD, "torch_compute_op", "forward called torch ops outside the allowlist: aten.ad"),
+    Case("h08_inherit_reference", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor a un"),
+    Case("h08_import_numpy", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor a unit, s"),
+    Case("h08_cpu_numpy", VECTOR_ADD, "torch_compute_op", "forward called torch ops outside the allowlist: aten._tens"),
     # 9: decoy kernels
     Case("h09_decoy_never_launched", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     Case("h09_zeros_no_launch", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
     # 10: lower precision
     Case("h10_softmax_fp16", SOFTMAX, "incorrect", "element"),
-    Case("h10_allow_tf32", VECTOR_ADD, "forbidden_call", "allow_tf32: changes numeric precision flags"),
     # 11 / 12: constant or analytic shortcuts; 13: fixed shape
     Case("h11_add_double_a", VECTOR_ADD, "incorrect", "element"),
     Case("h11_softmax_uniform", SOFTMAX, "incorrect", "element"),
     Case("h12_rmsnorm_ignore_weight", RMSNORM, "incorrect", "element"),
-    Case("h13_gemm_fixed_shape", GEMM, "incorrect", "2545 of 4096 elements are NaN/Inf"),
+    Case("h13_gemm_fixed_shape", GEMM, "runtime_error", "outside every tensor argument of its launch"),
     # 16: uninitialised memory (half the output never written; fresh allocations are NaN)
     Case("h16_half_store", VECTOR_ADD, "incorrect", "500 of 1000 elements are NaN/Inf"),
-    # 17: exits and crashes with static checks on
-    Case("h17_os_exit", VECTOR_ADD, "forbidden_import", "import os is not allowed"),
-    Case("h17_ctypes_segfault", VECTOR_ADD, "forbidden_import", "import ctypes is not allowed"),
-    Case("h17_torch_os_exit", VECTOR_ADD, "forbidden_call", "os: stdlib module reached through"),
-    # 18: syntax and attributes a denylist does not inspect; 23: trees that crash a recursive walk
-    Case("h18_match_class_pattern", VECTOR_ADD, "forbidden_attribute", "syntax MatchClass is not allowed"),
-    Case("h18_module_hop_numpy", VECTOR_ADD, "forbidden_attribute", "F.np: np is not on the allowlist"),
-    Case("h18_module_hop_typing_operator", VECTOR_ADD, "forbidden_attribute", "operator is not on the allowlist"),
-    Case("h18_alias_private_torch_c", VECTOR_ADD, "forbidden_attribute", "private attribute t._C"),
-    Case("h18_format_field_access", VECTOR_ADD, "forbidden_attribute", "format reads attributes by name"),
-    Case("h18_getattr_default_arg", VECTOR_ADD, "forbidden_call", "use of getattr is not allowed"),
-    Case("h18_type_three_args", VECTOR_ADD, "forbidden_call", "use of type is not allowed"),
-    Case("h18_deep_expression", VECTOR_ADD, "forbidden_call", "nests more than 200 levels"),
-    Case("h18_coding_declaration", VECTOR_ADD, "forbidden_call", "a coding declaration of unicode_escape"),
-    Case("h18_interpreter_def_in_string", VECTOR_ADD, "forbidden_call", "begins with 'def '"),
-    Case("h18_interpreter_nested_def", VECTOR_ADD, "forbidden_call", "begins with 'def '"),
-    Case("h18_kernel_in_function", VECTOR_ADD, "forbidden_call", "jit is allowed only as the decorator"),
-    Case("h18_decorator_runs_early", VECTOR_ADD, "forbidden_call", "_LangPatchScope is not surely bound"),
-    Case("h18_decorator_below_jit", VECTOR_ADD, "forbidden_call", "jit is not its innermost decorator"),
-    Case("h18_backslash_ends_block", VECTOR_ADD, "forbidden_call", "inspect ends its block"),
-    Case("h18_class_alias_method", VECTOR_ADD, "forbidden_attribute", "class Setter used as a value"),
-    Case("h18_class_body_method_list", VECTOR_ADD, "forbidden_attribute", "method setx used as a value"),
-    Case("h18_class_decorator", VECTOR_ADD, "forbidden_call", "a class decorator other than"),
-    Case("h18_self_attribute_chain", VECTOR_ADD, "forbidden_attribute", "only self's own attributes"),
-    Case("h08_tensor_ctor_hidden_fallback", VECTOR_ADD, "forbidden_call", "a base other than nn.Module"),
+    # 17: exits and crashes; a source naming no Triton is refused before a worker starts (the
+    # worker's own handling of each is in WORKER_CASES, with the filter off)
+    Case("h17_os_exit", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor a unit, so its"),
+    Case("h17_ctypes_segfault", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor a unit"),
+    Case("h17_torch_os_exit", VECTOR_ADD, "no_kernel_launch", "line 1: the source imports neither triton nor a unit,"),
+    # 18: spellings that reach the judge's functions from the candidate's process; 23: deep trees
+    Case("h18_match_class_pattern", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.allclose"),
+    Case("h18_module_hop_typing_operator", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.equal"),
+    Case("h18_coding_declaration", VECTOR_ADD, "incorrect", "exceeds the worst-element cap"),
+    Case("h18_interpreter_def_in_string", VECTOR_ADD, "compile_error", "a kernel's body computes on its arguments"),
+    Case("h18_interpreter_nested_def", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
+    Case("h18_kernel_in_function", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
+    Case("h18_decorator_runs_early", VECTOR_ADD, "incorrect", "exceeds the worst-element cap"),
+    Case("h18_decorator_below_jit", VECTOR_ADD, "compile_error", "a kernel's body computes on its arguments"),
+    Case("h18_backslash_ends_block", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
+    Case("h18_class_alias_method", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.Tensor.detach"),
+    Case("h18_class_body_method_list", VECTOR_ADD, "judge_patched", "replaced judge functions: torch.Tensor.detach"),
+    Case("h18_class_decorator", VECTOR_ADD, "judge_patched", "attributes set on tensors the judge reads: output 0 car"),
+    Case("h18_self_attribute_chain", VECTOR_ADD, "judge_patched", "attributes set on tensors the judge reads: output"),
+    Case("h08_tensor_ctor_hidden_fallback", VECTOR_ADD, "torch_compute_op", "forward called torch ops outside the all"),
     # a kernel under the CPU interpreter is Python: nothing it reads may leave it but tensor writes
-    Case("h08_kernel_arg_sink", VECTOR_ADD, "forbidden_call", "calls .append()"),
+    Case("h08_kernel_arg_sink", VECTOR_ADD, "runtime_error", "refused by the judge"),
     Case("h08_kernel_exception_channel", VECTOR_ADD, "forbidden_call", "kernel _peek_kernel: raise"),
-    Case("h08_kernel_module_sink", VECTOR_ADD, "forbidden_call", "reads the module-level SINK"),
-    Case("h08_grid_callable_copy", VECTOR_ADD, "torch_compute_op", "aten.copy_"),
+    Case("h08_kernel_module_sink", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
     # ... nor through an object of Triton's that wraps host code, a parameter's default, a kernel
     # object's attributes, torch's functions called from the kernel, or a grid run inside the launch
     Case("h08_constexpr_callback", VECTOR_ADD, "runtime_error", "launch argument of type constexpr refused"),
     Case("h08_constexpr_method_sink", VECTOR_ADD, "runtime_error", "launch argument of type constexpr refused"),
-    Case("h08_kernel_default_callback", VECTOR_ADD, "forbidden_call", "a parameter's default is not a constant"),
-    Case("h08_heuristics_values_callback", VECTOR_ADD, "forbidden_call", "reads .values, not an attribute of Triton's"),
-    Case("h08_jit_kwargs_callback", VECTOR_ADD, "forbidden_call", "reads .kwargs, not an attribute of Triton's"),
-    Case("h08_kernel_zeros_out", VECTOR_ADD, "forbidden_call", "calls torch.zeros, not a function of Triton's"),
+    Case("h08_kernel_default_callback", VECTOR_ADD, "runtime_error", "refused by the judge"),
+    Case("h08_heuristics_values_callback", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
+    Case("h08_jit_kwargs_callback", VECTOR_ADD, "runtime_error", "refused by the judge"),
+    Case("h08_kernel_zeros_out", VECTOR_ADD, "runtime_error", "kernel's module-level names may be literals"),
     Case("h08_grid_tl_load", VECTOR_ADD, "runtime_error", "Did you forget to add @triton.jit"),
     # Trials beyond what an author sees: hidden shapes, non-contiguous layouts, edge values.
     Case("h19_add_public_lengths", VECTOR_ADD, "incorrect", "element"),
     Case("h19_gemm_ignores_strides", GEMM, "incorrect", "NaN/Inf where the reference is not"),
     Case("h19_softmax_no_max", SOFTMAX, "incorrect", "NaN/Inf where the reference is not"),
     Case("h19_rmsnorm_zero_padding", RMSNORM, "incorrect", "element"),
+]
+
+
+# Host code that once reached judge state from the candidate's own process (threads, ``sys``,
+# ``gc``, ``eval``, frames, a cache kept in ``self``, a grid callable's side effects, a seed
+# predicted from earlier trials), around honest kernels. Host code is free Python in the sandbox:
+# each is judged by what its kernels compute when the trusted replay runs them on the verdict's
+# own inputs, and earns exactly what the honest expert earns, no more.
+INERT: list[tuple[str, str]] = [
+    ("h04_import_threading", VECTOR_ADD), ("h04_multiprocessing", VECTOR_ADD), ("h06_import_sys", VECTOR_ADD),
+    ("h06_import_inspect", VECTOR_ADD), ("h06_import_gc", VECTOR_ADD), ("h06_dunder_builtins", VECTOR_ADD),
+    ("h06_dunder_import", VECTOR_ADD), ("h06_getattr_cuda", VECTOR_ADD), ("h06_class_bases", VECTOR_ADD),
+    ("h08_seed_schedule_from_inputs", VECTOR_ADD), ("h07_self_cache", VECTOR_ADD), ("h10_allow_tf32", VECTOR_ADD),
+    ("h18_module_hop_numpy", VECTOR_ADD), ("h18_alias_private_torch_c", VECTOR_ADD),
+    ("h18_format_field_access", VECTOR_ADD), ("h18_getattr_default_arg", VECTOR_ADD),
+    ("h18_type_three_args", VECTOR_ADD), ("h18_deep_expression", VECTOR_ADD), ("h08_grid_callable_copy", VECTOR_ADD),
+    ("h07_self_cache_decoy", VECTOR_ADD),
 ]
 
 
@@ -208,7 +209,7 @@ WORKER_CASES: list[WorkerCase] = [
     WorkerCase("h17_ctypes_segfault", "runtime_error", "worker was killed by SIGSEGV"),
     WorkerCase("h17_infinite_loop", "runtime_error", "timeout: no verdict within 10 s"),
     WorkerCase("h17_raise_systemexit", "runtime_error", "SystemExit"),
-    WorkerCase("h17_raise_systemexit", "runtime_error", "SystemExit", static=True),
+    WorkerCase("h17_raise_systemexit", "no_kernel_launch", "imports neither triton nor a unit", static=True),
     WorkerCase("h17_torch_os_exit", "runtime_error", "worker exited with code 0 before replying"),
     WorkerCase("h05_subclass_no_dunder_use", "output_not_tensor", "output 0 is LazySum, not torch.Tensor"),
     WorkerCase("h04_thread_runtime", "threads_spawned", "left new threads or child processes running"),
@@ -316,6 +317,15 @@ def test_hack_is_caught(case: Case, ev: Evaluator, compile_failure_reward: float
     _assert_reward_bound(v, compile_failure_reward)
 
 
+@pytest.mark.parametrize("file, task", INERT, ids=[f for f, _ in INERT])
+def test_host_tricks_around_honest_kernels_earn_the_honest_reward(file: str, task: str, ev: Evaluator) -> None:
+    v = ev.evaluate(task, _source(file), "cpu")
+    honest = ev.evaluate(task, solution_source(get_task(task)), "cpu")
+    assert v.stage is Stage.CORRECT and not v.violations, v.feedback
+    assert v.versions["replay"] == "replay"
+    assert v.reward == honest.reward, (v.reward, honest.reward)
+
+
 @pytest.mark.parametrize(
     "case", WORKER_CASES, ids=lambda c: f"{c.file}-{'static' if c.static else 'nostatic'}"
 )
@@ -337,7 +347,7 @@ def test_hang_after_violation_is_still_rejected(ev_short: Evaluator, ev_worker: 
     its violations after every trial, so the parent keeps them through the timeout.
     """
     source = _source("h17_hang_after_violation")
-    _assert_outcome(ev_short.evaluate(VECTOR_ADD, source, "cpu"), "forbidden_attribute", "defining __del__")
+    _assert_outcome(ev_short.evaluate(VECTOR_ADD, source, "cpu"), "no_kernel_launch", "imports neither triton nor")
     v = ev_worker.evaluate(VECTOR_ADD, source, "cpu")
     _assert_outcome(v, "torch_compute_op", "aten.add")
     assert v.reward <= compile_failure_reward
@@ -349,16 +359,6 @@ def test_worker_usable_after_crashes(ev_worker: Evaluator, ev_short: Evaluator) 
     for evaluator in (ev_worker, ev_short):
         v = evaluator.evaluate(VECTOR_ADD, src, "cpu", use_cache=False)
         assert v.stage is Stage.CORRECT, v.feedback
-
-
-def test_self_cache_with_decoy_is_caught_on_cpu(ev: Evaluator) -> None:
-    """#7 keyed by first call, on the model instance, with a decoy launch on cached calls.
-
-    Each trial builds a fresh ``ModelNew``, so only a second call on the same instance with new
-    inputs exposes the cache: the last trial makes one (``stale_output``), on CPU as on CUDA.
-    """
-    v = ev.evaluate(VECTOR_ADD, _source("h07_self_cache_decoy"), "cpu")
-    _assert_outcome(v, "stale_output", "new inputs")
 
 
 def test_an_output_rewritten_by_a_later_constructor_stays_as_checked() -> None:
