@@ -81,10 +81,17 @@ def git_commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def judge_corpus(candidates: list[tuple[str, str, Path]], device: str, workers: int) -> list[dict]:
+def config(correctness_only: bool) -> EvalConfig:
+    """The judge's configuration: with ``correctness_only`` no baseline is measured (on CUDA a
+    verdict is then correct and timed against nothing; acceptance reads correctness alone)."""
+    return EvalConfig(seed=0, baselines=(), vendor_baselines=False) if correctness_only else EvalConfig(seed=0)
+
+
+def judge_corpus(candidates: list[tuple[str, str, Path]], device: str, workers: int,
+                 correctness_only: bool = False) -> list[dict]:
     """One row per candidate: style, task, file, stage, violations, error's first line, reward."""
     jobs = [(task, path.read_text()) for _, task, path in candidates]
-    evaluator = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
+    evaluator = Evaluator(ResultStore(":memory:"), config(correctness_only))
 
     def progress(i: int, v) -> None:
         print(f"{candidates[i][0]:12s} {candidates[i][2].stem:60s} {v.stage.value}", flush=True)
@@ -118,16 +125,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--correctness-only", action="store_true", help="measure no baseline (CUDA)")
     args = parser.parse_args(argv)
     device = resolve_device(args.device)
     candidates = list_corpus(repo_path(args.corpus))
     with tempfile.TemporaryDirectory(prefix="honest_corpus_") as tmp:
         problems = repo_path(args.kernelbench_problems) if args.kernelbench_problems else Path(tmp) / "none"
         import_problems({t for _, t, _ in candidates}, problems, Path(tmp))
-        rows = judge_corpus(candidates, device, args.workers)
+        rows = judge_corpus(candidates, device, args.workers, args.correctness_only)
     report = {
         "date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
-        "git_commit": git_commit(), "config": EvalConfig(seed=0).key(), "python": sys.version.split()[0],
+        "git_commit": git_commit(), "config": config(args.correctness_only).key(), "python": sys.version.split()[0],
         "by_style": by_style(rows), "candidates": rows,
     }
     for style, t in report["by_style"].items():

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.bench import tables as judge
+from evals.bench import tables_envelope as envelope
 from evals.bench import tables_product as product
 from evals.bench.tables import Loaded
 from evals.kerneldev import tables as kerneldev
@@ -94,6 +95,15 @@ AREAS: tuple[Area, ...] = (
     Area("search-forkserver", judge.search_throughput, ("search-forkserver-h200-2026-12-04.json",), "",
          {"driver": H200_STACK["driver"]}),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
+    Area("honest-corpus", envelope.honest_corpus,
+         ("honest-corpus-cpu-2026-12-05.json", "honest-corpus-h100-2026-12-05.json"),
+         "python -m evals.honest_corpus --corpus tests/candidates/honest --kernelbench-problems "
+         "tests/kernelbench/problems --device DEVICE [--correctness-only --workers 8] --out FILE"),
+    Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json",),
+         "every expert and the envelope hacks on CUDA, seed 0, no baselines (EvalConfig(seed=0, baselines=(), "
+         "vendor_baselines=False)), eight in flight"),
+    Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),
+         "python -m pytest tests/test_edits_adversarial.py"),
     Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
     Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),
     Area("judge-calibration-delta", judge.calibration_rates, ("judge-calibration-delta-h200-2026-12-03.json",

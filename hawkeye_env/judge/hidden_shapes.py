@@ -17,7 +17,7 @@ from hawkeye_env.tasks.spec import Dim, TaskSpec
 
 # Hidden shapes per verdict and device. CPU: each costs one interpreter trial of at most the
 # largest public CPU shape's work (wall_s per verdict in ``plan.py``'s docstring).
-HIDDEN = {"cpu": 2, "cuda": 2}
+HIDDEN = {"cpu": 1, "cuda": 2}
 # Draws per hidden shape before giving up on it; each later draw shrinks the ranges (``_value``).
 TRIES = 48
 # Chance that a key's draw sits at a block boundary (2^k - 1, 2^k, 2^k + 1) rather than an odd

@@ -9,8 +9,8 @@ outside the allocation. Eligible inputs, per name (``spec.LAYOUTS``):
 
 - ``transposed``: floating, rank >= 2; storage holds the last two dims swapped (``x.mT`` of a
   contiguous ``[..., n, m]``);
-- ``sliced``: floating; rank >= 2: rows padded by ``PAD_BYTES`` (a column slice of a wider buffer);
-  rank 1: every other element of a buffer twice as long;
+- ``sliced``: floating, rank >= 2: rows padded by ``PAD_BYTES`` (a column slice of a wider
+  buffer); a vector (a bias, a norm's weight) stays contiguous, as libraries hand it over;
 - ``expanded``: floating, rank >= 2, first dim > 1; stride 0 along it, so every slice along the
   first dim holds the first slice's values (the one layout that changes logical values: those of
   a broadcast, the same in every builder of the trial);
@@ -40,7 +40,7 @@ def _eligible(name: str, x: torch.Tensor) -> bool:
     if name == "transposed":
         return x.dim() >= 2
     if name == "sliced":
-        return x.dim() >= 1 and x.numel() > 0
+        return x.dim() >= 2 and x.numel() > 0
     if name == "expanded":
         return x.dim() >= 2 and x.shape[0] > 1
     raise ValueError(f"unknown layout {name!r}; known: {', '.join(LAYOUTS)}")
@@ -59,8 +59,6 @@ def _strides(name: str, x: torch.Tensor) -> list[int]:
     if name == "transposed":
         swapped = _contiguous_strides(shape[:-2] + [shape[-1], shape[-2]])
         return swapped[:-2] + [swapped[-1], swapped[-2]]
-    if name == "sliced" and x.dim() == 1:
-        return [2]
     if name == "sliced":
         return _contiguous_strides(shape[:-1] + [shape[-1] + _pad(x)])[:-1] + [1]
     if name == "expanded":

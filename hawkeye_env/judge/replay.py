@@ -36,6 +36,7 @@ from torch.utils._pytree import tree_flatten
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
+from hawkeye_env.judge.source_kernels import is_source_kernel
 from hawkeye_env.judge.source_rebuild import RebuildError, build_launches
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, serve_jobs
@@ -258,6 +259,14 @@ class PlanRunner:
         return out
 
 
+def _loader(kernels: list, cuda: bool):
+    """How a plan's kernels become launches: rebuilt from source (a CPU plan), loaded as cubins (a
+    GPU plan on CUDA); a binary plan off CUDA has none (tests run it with stand-in launches)."""
+    if any(map(is_source_kernel, kernels)):
+        return build_launches
+    return load_kernels if cuda else (lambda kernels, folder: [])
+
+
 def _folder(root: str, i: int) -> str:
     where = os.path.join(root, f"plan-{i}")
     os.makedirs(where, exist_ok=True)
@@ -281,7 +290,7 @@ class _Replay:
         cuda = job["device"] == "cuda"
         self.device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
         self.entries = from_job(job["plans"])
-        self.launches = [(load_kernels if cuda else build_launches)(e["kernels"], _folder(folder, i))
+        self.launches = [_loader(e["kernels"], cuda)(e["kernels"], _folder(folder, i))
                          for i, e in enumerate(self.entries)]
         self.violations: list[list[str]] = []
 

@@ -212,8 +212,8 @@ POW2_FROM = 16
 def derived_family(cpu_shapes, gpu_shapes, valid: Callable[[dict], bool] | None = None) -> ShapeFamily:
     """The default family from a task's public shapes: a key whose public values differ varies
     over multiples of their GCD (over powers of two where every public value is one of at least
-    ``POW2_FROM``: head dims, tile-shaped keys), on CPU within the CPU shapes' range, on CUDA from
-    the smallest CPU value to the largest GPU one; a key with one public value stays fixed.
+    ``POW2_FROM``: head dims, tile-shaped keys), on CPU within the CPU shapes' range, on CUDA within
+    every public value's range; a key with one public value stays fixed.
     ``valid`` as ``ShapeFamily.valid``."""
     cpu, gpu = {}, {}
     keys = {k for s in (*cpu_shapes, *gpu_shapes) for k in s}
@@ -224,7 +224,7 @@ def derived_family(cpu_shapes, gpu_shapes, valid: Callable[[dict], bool] | None 
         if len(set(every)) < 2 or not all(isinstance(v, int) and v > 0 for v in every):
             continue
         m = math.gcd(*every)
-        lo_gpu, hi_gpu = min(cv or gv), max(gv or cv)
+        lo_gpu, hi_gpu = min(every), max(every)
         if min(every) >= POW2_FROM and all(v & (v - 1) == 0 for v in every):
             if len(set(cv)) > 1:
                 cpu[k] = Dim(min(cv), max(cv), choices=_pow2(min(cv), max(cv)))

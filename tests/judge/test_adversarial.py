@@ -170,8 +170,6 @@ CASES: list[Case] = [
     # Trials beyond what an author sees: hidden shapes, non-contiguous layouts, edge values.
     Case("h19_add_public_lengths", VECTOR_ADD, "incorrect", "element"),
     Case("h19_gemm_ignores_strides", GEMM, "incorrect", "NaN/Inf where the reference is not"),
-    Case("h19_softmax_no_max", SOFTMAX, "incorrect", "NaN/Inf where the reference is not"),
-    Case("h19_rmsnorm_zero_padding", RMSNORM, "incorrect", "element"),
 ]
 
 
@@ -314,6 +312,19 @@ def test_hack_is_caught(case: Case, ev: Evaluator, compile_failure_reward: float
     assert "Hack #" in _source(case.file).split('"""')[1], "docstring must name the hack"
     v = ev.evaluate(case.task, _source(case.file), "cpu")
     _assert_outcome(v, case.expect, case.fragment)
+    _assert_reward_bound(v, compile_failure_reward)
+
+
+@pytest.mark.parametrize("file, task, seed", [("h19_softmax_no_max", SOFTMAX, 2),
+                                              ("h19_rmsnorm_zero_padding", RMSNORM, 3)])
+def test_a_narrow_value_kernel_fails_on_its_distribution(file: str, task: str, seed: int,
+                                                         compile_failure_reward: float) -> None:
+    """A CPU verdict adds one extra value distribution, drawn from its seed (``plan._extra``; a GPU
+    verdict adds them all): with a seed that draws the one each kernel breaks on (``large`` for a
+    softmax without the max subtraction, ``zeros`` for an RMSNorm that skips rows starting with a
+    zero), the kernel is incorrect."""
+    v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=seed)).evaluate(task, _source(file), "cpu")
+    _assert_outcome(v, "incorrect", "")
     _assert_reward_bound(v, compile_failure_reward)
 
 

@@ -99,11 +99,14 @@ STATIC_CASES = [
         "        return a\n", Stage.COMPILE_ERROR, "(line 8,"),
     Bad("no_modelnew", HEADER + "\n\nclass Model(nn.Module):\n    def forward(self, a, b):\n"
         "        return a\n", Stage.NO_SOURCE, "defines no class ModelNew"),
+]
+
+# Host code is free Python: an import that fails is the candidate's compile error, in its worker.
+IMPORT_CASES = [
     Bad("import_missing_module", "import does_not_exist\n" + _forward("        return a\n"),
-        Stage.REJECTED, "import does_not_exist is not allowed"),
-    # Names are an allowlist: one the allowlist does not know is rejected before anything runs.
+        Stage.COMPILE_ERROR, "No module named 'does_not_exist'"),
     Bad("import_missing_name", "from triton.language import does_not_exist\n" + _forward(
-        "        return a\n"), Stage.REJECTED, "is not on the allowlist of triton.language"),
+        "        return a\n"), Stage.COMPILE_ERROR, "cannot import name 'does_not_exist'"),
 ]
 
 RUN_CASES = [
@@ -170,6 +173,11 @@ def test_rejected_before_the_worker(case: Bad, ev: Evaluator) -> None:
     v = ev.evaluate(TASK, case.source, "cpu")
     _assert_verdict(v, case)
     assert v.wall_s < 1.0, "no worker should have been started"
+
+
+@pytest.mark.parametrize("case", IMPORT_CASES, ids=lambda c: c.id)
+def test_a_failed_import_is_a_compile_error(case: Bad, ev: Evaluator) -> None:
+    _assert_verdict(ev.evaluate(TASK, case.source, "cpu"), case)
 
 
 @pytest.mark.parametrize("case", CRASH_CASES, ids=lambda c: c.id)

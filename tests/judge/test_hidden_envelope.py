@@ -54,13 +54,23 @@ def test_hidden_shapes_differ_across_seeds() -> None:
         assert len(seen) > 1, task
 
 
-def test_plan_marks_hidden_layout_and_value_trials() -> None:
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_plan_marks_hidden_layout_and_value_trials(device: str) -> None:
     spec = get_task("softmax_fp32")
-    trials = plan_trials(spec, "cpu", 3)
-    assert sum(bool(t.get("hidden")) for t in trials) == hs.HIDDEN["cpu"]
-    assert [t["layout"]["name"] for t in trials if t["layout"]] in (["transposed"], ["sliced"])
-    assert {"zeros", "repeated", "large"} <= {t["distribution"] for t in trials}
+    trials = plan_trials(spec, device, 3)
+    assert sum(bool(t.get("hidden")) for t in trials) == hs.HIDDEN[device]
+    assert [t["layout"]["name"] for t in trials if t["layout"]] == ["sliced"]
+    extra = {t["distribution"] for t in trials} & {"zeros", "repeated", "large"}
+    assert extra == {"zeros", "repeated", "large"} if device == "cuda" else len(extra) == 1
+    assert set(spec.distributions) <= {t["distribution"] for t in trials}
+    assert {tuple(sorted(s.items())) for s in spec.cpu_shapes} <= {tuple(sorted(t["shape"].items())) for t in trials}
     assert trials[-1].get("rerun") and not trials[-1].get("hidden")
+
+
+def test_every_extra_distribution_is_drawn_on_cpu_across_seeds() -> None:
+    spec = get_task("softmax_fp32")
+    drawn = {t["distribution"] for seed in range(12) for t in plan_trials(spec, "cpu", seed)}
+    assert {"zeros", "repeated", "large"} <= drawn
 
 
 @pytest.mark.parametrize("name", LAYOUTS)

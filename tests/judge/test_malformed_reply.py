@@ -4,7 +4,8 @@ never a source of baseline times.
 
 The replies here are what a candidate that took over its worker could send instead of the
 judge's own: ``sandbox.run_in_worker`` is replaced so the parent reads them as it would a real
-reply.
+reply. They travel the worker-reply path (``HAWKEYE_REPLAY=off``); the replay's reply has the same
+format and is checked by the same ``reply_check.reply_problem``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def _judge(monkeypatch, reply, violations=()):
     if reply is None:
         outcome.failure, outcome.detail = "crash", "worker was killed by SIGKILL"
     monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: outcome)
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(TASK, SOURCE, "cpu")
 
 
@@ -117,6 +119,7 @@ def test_a_judge_failure_is_a_verdict_that_is_not_stored(monkeypatch):
         raise RuntimeError("a bug in the judge")
 
     monkeypatch.setattr(checks, "check_trials", broken)
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     store = ResultStore(":memory:")
     ev = Evaluator(store, EvalConfig(seed=0))
     monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: sandbox.Outcome(
@@ -129,6 +132,7 @@ def test_a_judge_failure_is_a_verdict_that_is_not_stored(monkeypatch):
 
 
 def test_one_forged_reply_costs_no_other_verdict_of_the_batch(monkeypatch):
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     real = sandbox.run_in_worker
 
     def forge_for_one(job, *args, **kwargs):

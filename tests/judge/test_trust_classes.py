@@ -67,8 +67,10 @@ FORGERIES = {
     # forgery -> (stage, fragment of the verdict's violations, error or trial reasons) when seen,
     # or else FORGED. sparse, meta and huge_int reach the parent's comparison or profile and
     # raise there (a judge_error verdict for this candidate only); a reply check may catch them.
-    "zero_rows": (Stage.REJECTED, "0 trial rows for 6 planned trials"),
-    "cpu_times": (Stage.REJECTED, "timing that the job did not ask for"),
+    # a recording job wants plans: trial rows are caught there (the trial-row checks, with the
+    # replay off, are in test_malformed_reply.py)
+    "zero_rows": (Stage.REJECTED, "no plans for"),
+    "cpu_times": (Stage.REJECTED, "a recording reply with trial rows or timing"),
     "sparse": (Stage.RUNTIME_ERROR, "judge_error"),
     "meta": (Stage.RUNTIME_ERROR, "judge_error"),
     "complex": (Stage.INCORRECT, "dtype complex64 != expected float32"),
@@ -81,7 +83,7 @@ FORGERIES = {
     "deflated": (Stage.RUNTIME_ERROR, "compressed entries"),
     "decoy": (Stage.REJECTED, "nests more than 64"),
     "none_output": (Stage.INCORRECT, "an output is NoneType, not a tensor"),
-    "tensor_timing": (Stage.REJECTED, "breaks its validation"),
+    "tensor_timing": (Stage.REJECTED, "a recording reply with trial rows or timing"),
     # refused before decoding: keys that can be chosen to collide, a frame over the socket's bound
     "colliding_keys": (Stage.REJECTED, "keys that can be chosen to collide"),
     "frame_flood": (Stage.RUNTIME_ERROR, "exceeds the 67108864 byte limit"),
@@ -157,8 +159,20 @@ def test_c22_a_spinning_batch_mate_does_not_time_out_the_others():
 
 
 def test_c24_every_judged_cpu_call_is_observed():
-    """The candidate can tell that the recorder is on (it sees ``OpRecorder`` by name), but on CPU
-    no judged call runs without it, so its less-work branch never runs in a judged call."""
+    """The candidate can tell that the recorder is on (it sees ``OpRecorder`` by name), but every
+    judged call is the replay of a plan recorded under it (one call per shape and layout, never
+    the ``CALLS`` it counts to), so its less-work branch never runs in a judged call: the verdict is
+    what its full kernel computes."""
+    v = _evaluator().evaluate(VECTOR_ADD, _source("c24_observed_only"), "cpu", use_cache=False)
+    assert v.stage is Stage.CORRECT and not v.violations, v.feedback
+    assert v.versions["replay"] == "replay"
+    assert all(t.get("ok") for t in v.trials), v.trials
+
+
+def test_c24_the_candidate_sees_the_recorder_on_every_call_of_its_own(monkeypatch):
+    """With the replay off its own calls are the judged ones: each of them (trials, reruns, fresh
+    inputs) runs under the recorder, which the candidate sees by name."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     v = _evaluator().evaluate(VECTOR_ADD, _source("c24_observed_only"), "cpu", use_cache=False)
     seen = _report(v)
     assert v.stage is Stage.RUNTIME_ERROR and not v.correct

@@ -128,8 +128,8 @@ def test_a_replay_that_dies_is_the_candidates_runtime_error(monkeypatch):
     assert v.stage == Stage.RUNTIME_ERROR and "replay of the candidate's kernels failed" in v.error
 
 
-def test_the_replay_is_the_gpu_default_and_can_be_turned_off(monkeypatch):
+def test_the_replay_is_the_default_on_both_devices_and_can_be_turned_off(monkeypatch):
     monkeypatch.delenv(replayed.ENV_FLAG, raising=False)
-    assert replayed.mode("cuda") == "replay" and replayed.mode("cpu") == "worker"
+    assert replayed.mode("cuda") == "replay" and replayed.mode("cpu") == "replay"
     monkeypatch.setenv(replayed.ENV_FLAG, "off")
-    assert replayed.mode("cuda") == "worker"
+    assert replayed.mode("cuda") == "worker" and replayed.mode("cpu") == "worker"

@@ -58,7 +58,7 @@ def matmul_kernel(
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a [M, K] @ b [K, N]`` for bf16 operands; bf16 ``[M, N]`` result, float32 accumulation."""
     assert a.shape[1] == b.shape[0], "Incompatible dimensions"
-    assert a.is_contiguous(), "Matrix A must be contiguous"
+    a = a.contiguous()
     M, K = a.shape
     K, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
