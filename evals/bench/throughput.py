@@ -79,7 +79,7 @@ def mixed_batch(copies: int, hacks: Path) -> list[dict]:
          "expect": (Stage.INCORRECT,)},
         {"label": "hack_torch_matmul", "task": "gemm_bf16", "source": hack("h08_torch_matmul"),
          "expect": (Stage.REJECTED,)},
-        {"label": "hack_import_threading", "task": "vector_add_fp32", "source": hack("h04_import_threading"),
+        {"label": "hack_subprocess", "task": "vector_add_fp32", "source": hack("h04_import_subprocess"),
          "expect": (Stage.REJECTED,)},
     ]
     for k in range(copies):

@@ -55,8 +55,9 @@ def _public(spec: TaskSpec, device: str) -> list[tuple[dict, str, None, bool]]:
 def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye") -> list[dict]:
     """Correctness trials: the public ones (``_public``), and before the last of those the trials of
     ``_extra``: hidden shapes (``"hidden": True``), one non-contiguous layout, the extra value
-    distributions (on CPU one of them, drawn per verdict). Every trial has ``shape``, ``distribution``, ``seed``, ``order`` and
-    ``layout`` (None: contiguous; else ``{"name": ...}``, ``layouts.py``). Orders alternate,
+    distributions (on CPU one of them, drawn per verdict). Every trial has ``shape``,
+    ``distribution``, ``seed``, ``order`` and ``layout`` (None: contiguous; else ``{"name":
+    ...}``, ``layouts.py``). Orders alternate,
     candidate first; the last re-runs the candidate on the same inputs (determinism). With
     ``protocol`` "kernelbench" KernelBench's trials follow (``kernelbench_protocol.plan``), each
     marked ``"protocol"``. A task without CPU shapes cannot be judged on CPU: ``ValueError`` says

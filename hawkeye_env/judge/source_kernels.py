@@ -120,7 +120,10 @@ def kernel_module_text(entry: dict, entries: list) -> str:
     """The judge's module for source entry ``entry`` (module docstring): the text the static
     kernel rules read."""
     lines = [f"import triton as {_TRITON}"]
-    lines += [_binding_text(n, b, entries) for n, b in entry["globals"].items()]
+    # imports and constants before the helpers' stubs: a decorator is a call, and the static rules
+    # take a binding made after a module-level call as not surely bound
+    ordered = sorted(entry["globals"].items(), key=lambda nb: nb[1]["kind"] == "jit")
+    lines += [_binding_text(n, b, entries) for n, b in ordered]
     lines += [f"@{_TRITON}.jit", entry["source"]]
     return "\n".join(lines) + "\n"
 

@@ -57,8 +57,8 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     assert len(table) == 5 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
     assert table[3].startswith("| bwrap-fresh | 1 | 2 | correct 2 |"), table[3]
     assert table[0].count("|") == 16 and table[2].count("|") == 16 and " of " in table[2]
-    # the worker's CPU split into start-up and job, from the verdicts' profiles (no replay on CPU)
-    assert re.search(r"\| \d+\.\d / \d+\.\d \|$", table[2]), table[2]
+    # the worker's and the replay's CPU split into start-up and job, from the verdicts' profiles
+    assert re.search(r"\| \d+\.\d / \d+\.\d; \d+\.\d / \d+\.\d \|$", table[2]), table[2]
 
 
 def test_the_batch_is_the_search_policys_first_turn():

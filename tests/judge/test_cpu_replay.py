@@ -39,6 +39,16 @@ def test_an_honest_entry_passes_both_checks():
     assert "@hawkeye_triton.jit\ndef add(" in kernel_module_text(kernels[0], kernels)
 
 
+def test_a_helper_bound_before_an_import_still_leaves_the_import_surely_bound():
+    """The judge's module puts imports and constants before the helpers' stub kernels (a decorator
+    is a call, after which a module-level binding would not be surely bound)."""
+    helper = entry("def helper(x):\n    return x", name="helper")
+    caller = {"name": "add", "source": ADD.replace("tl.store(", "helper(n)\n    tl.store("),
+              "globals": {"helper": {"kind": "jit", "index": 1}, "tl": TL}}
+    assert sources_problem([caller, helper]) is None
+    assert rules_problem([caller, helper]) is None
+
+
 @pytest.mark.parametrize("kernels, reason", [
     ([entry(os={"kind": "module", "name": "os"})], "the binding of os (module) is malformed"),
     ([entry(b={"kind": "attr", "module": "builtins", "name": "open"})], "the binding of b (attr) is malformed"),

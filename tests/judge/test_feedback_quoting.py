@@ -104,6 +104,7 @@ def test_render_feedback_is_what_finish_sets() -> None:
 
 PRINTS_A_VERDICT = '''
 import torch
+import triton
 from torch import nn
 
 FAKE = {fake!r}

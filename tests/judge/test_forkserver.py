@@ -116,7 +116,7 @@ def test_the_fork_server_can_be_turned_off(fresh_server, monkeypatch):
     v = ev.evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
     assert v.stage is Stage.CORRECT, v.feedback
     assert not fresh_server._zygotes and not fresh_server._failed
-    assert fresh_server.counts == {"forked": 0, "fresh": 1}
+    assert fresh_server.counts == {"forked": 0, "fresh": 2}  # the candidate's worker and the replay
 
 
 HELD = '''

@@ -74,6 +74,7 @@ class ModelNew(nn.Module):
 
 GIANT_ERROR = """
 import torch
+import triton
 from torch import nn
 
 

@@ -40,7 +40,10 @@ def test_verdicts_with_the_parents_references(task, edit, stage, tmp_path):
     assert v.trials and all(t["ok"] for t in v.trials[:-1])
 
 
-def test_a_stale_output_is_still_caught(tmp_path):
+def test_a_stale_output_is_still_caught(tmp_path, monkeypatch):
+    """With the replay off the worker's own repeat returns the cache (with the replay on it is
+    inert: ``INERT`` in ``test_adversarial.py``), and the parent's references catch it."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     source = (HACKS / "h07_self_cache_decoy.py").read_text()
     config = EvalConfig(seed=11, timeout_s=120, static_checks=False)
     v = Evaluator(ResultStore(tmp_path / "s.sqlite3"), config).evaluate("vector_add_fp32", source, "cpu")

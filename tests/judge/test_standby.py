@@ -196,9 +196,10 @@ def test_workers_profile_their_job_on_request(tmp_path, monkeypatch):
     monkeypatch.setenv(sandbox.PROFILE_ENV, str(tmp_path / "prof"))
     v = _evaluator(tmp_path).evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
     assert v.stage is Stage.CORRECT
-    [path] = (tmp_path / "prof").glob(f"{TASK}-*.prof")
-    names = {func[2] for func in pstats.Stats(str(path)).stats}
-    assert "run_job" in names and "trial" in names
+    paths = list((tmp_path / "prof").glob(f"{TASK}-*.prof"))
+    names = {func[2] for path in paths for func in pstats.Stats(str(path)).stats}
+    assert "run_job" in names and "record" in names  # the candidate's worker recording its plans
+    assert "run_replay" in names and "trial" in names  # the replay running the trials
 
 
 STANDBY_WITHOUT_INTERPRETER_ENV = """

@@ -1,9 +1,12 @@
 """The static rules as allowlists (docs/threat-model.md #18, #23): honest sources pass untouched, each
 escape class of the denylist is a finding with its reason, and no input makes the checker raise.
 
-The honest corpus is every expert solution, every unit module a candidate imports or gets inlined,
-and every adversarial candidate whose test expects the run-time defences (not the static rules) to
-catch it; the search policy's composed seeds are checked in ``tests/policies/test_search_seeds_static.py``.
+The judge applies these rules to the modules it writes from a CPU plan's kernels
+(``static_checks.check_kernel_module``, ``source_kernels.rules_problem``), never to a candidate's
+host code (a fast filter is all a candidate's source meets, ``static_checks.fast_filter``). The
+honest corpus here is every expert solution and every unit module a candidate imports or gets
+inlined, whose kernels the replay rebuilds; the search policy's composed seeds are checked in
+``tests/policies/test_search_seeds_static.py``.
 """
 
 from __future__ import annotations
@@ -16,17 +19,11 @@ from pathlib import Path
 import pytest
 import triton
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.static_allowlist import FORBIDDEN_ATTRIBUTES, MODULE_ATTRIBUTES, OBJECT_ATTRIBUTES
 from hawkeye_env.judge.static_checks import check_source, parse_source
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
-from reward.v1 import REWARD_VIOLATION
-from tests.judge.test_adversarial import CASES, WORKER_CASES
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATES = REPO / "tests" / "candidates"
-STATIC_CODES = {"forbidden_import", "forbidden_call", "forbidden_attribute", "global_state"}
 
 
 def _unit_modules_candidates_use() -> list[Path]:
@@ -43,13 +40,7 @@ def _unit_modules_candidates_use() -> list[Path]:
 def _honest_corpus() -> list[Path]:
     solutions = sorted(p for p in (REPO / "hawkeye_env" / "tasks" / "solutions").glob("*.py")
                        if p.name != "__init__.py")
-    # Hacks whose expected verdict comes from a run-time defence must get past the static rules.
-    runtime_hacks = {c.file for c in CASES if c.expect not in STATIC_CODES}
-    runtime_hacks |= {c.file for c in WORKER_CASES if c.static} | {"h07_self_cache_decoy"}
-    hacks = sorted(CANDIDATES / "hacks" / f"{name}.py" for name in runtime_hacks)
-    # tests/gpu/test_gpu_judge.py judges pointer_cache with static checks on and expects a timed-loop
-    # violation; side_stream must be rejected statically; timer_patch runs with static checks off.
-    return [*solutions, *_unit_modules_candidates_use(), *hacks, CANDIDATES / "gpu" / "pointer_cache.py"]
+    return [*solutions, *_unit_modules_candidates_use()]
 
 
 @pytest.mark.parametrize("path", _honest_corpus(), ids=lambda p: str(p.relative_to(REPO)))
@@ -261,26 +252,6 @@ def test_no_allowlisted_name_is_always_forbidden() -> None:
     listed = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())
     assert not listed & set(FORBIDDEN_ATTRIBUTES)
     assert not any(n.startswith("_") for n in listed)
-
-
-@pytest.fixture(scope="module")
-def ev() -> Evaluator:
-    return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
-
-
-@pytest.mark.parametrize(
-    "file, code, fragment",
-    [
-        ("h18_match_class_pattern", "forbidden_attribute", "syntax MatchClass is not allowed"),
-        ("h18_alias_private_torch_c", "forbidden_attribute", "private attribute t._C"),
-        ("h18_deep_expression", "forbidden_call", "nests more than 200 levels"),
-    ],
-)
-def test_escape_candidate_verdict_end_to_end(ev: Evaluator, file: str, code: str, fragment: str) -> None:
-    v = ev.evaluate("vector_add_fp32", (CANDIDATES / "hacks" / f"{file}.py").read_text(encoding="utf-8"), "cpu")
-    assert v.stage is Stage.REJECTED and v.reward == REWARD_VIOLATION, v.feedback
-    assert any(x.code == code and fragment in x.message for x in v.violations), v.violations
-    assert fragment in v.feedback
 
 
 def test_a_checker_failure_is_a_finding_not_an_exception(monkeypatch) -> None:

@@ -175,9 +175,11 @@ def _raising_after(source: str, own: int) -> str:
     return raising
 
 
-def test_a_raise_in_the_protocols_trials_fails_the_protocol_not_the_verdict(imported):
+def test_a_raise_in_the_protocols_trials_fails_the_protocol_not_the_verdict(imported, monkeypatch):
     """Raising only in KernelBench's trials: the verdict and the reward are ours, and each of
-    KernelBench's five trials fails with the raise, as KernelBench counts it."""
+    KernelBench's five trials fails with the raise, as KernelBench counts it. The candidate counts
+    the models its own process builds, so its calls are the judged ones here (replay off)."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     task = _task_id(imported, 8)
     own = len(plan_trials(registry.get_task(task), "cpu", 0))
     source = _raising_after(FILES["honest_layernorm"].read_text(), own)
@@ -248,9 +250,11 @@ def test_check_takes_the_protocol_on_any_task(imported, tmp_path):
     assert wrong.exit_code == 2 and "unknown protocol" in wrong.output
 
 
-def test_a_thread_left_behind_by_a_raising_protocol_trial_is_still_caught(imported):
+def test_a_thread_left_behind_by_a_raising_protocol_trial_is_still_caught(imported, monkeypatch):
     """A raise skips the checks after the call; a candidate that starts a thread and then raises in
-    KernelBench's trials must still be caught, since the thread would outlive the trial."""
+    KernelBench's trials must still be caught, since the thread would outlive the trial (its own
+    calls judged: replay off)."""
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     task = _task_id(imported, 8)
     own = len(plan_trials(registry.get_task(task), "cpu", 0))
     source = _raising_after(FILES["honest_layernorm"].read_text(), own)
