@@ -45,13 +45,12 @@ def test_expert_solution_is_correct_and_timed(store, task):
     assert 0.2 < v.reward <= 1.0
 
 
-def test_side_stream_is_rejected_statically_and_by_the_clocks(store, monkeypatch):
+def test_side_stream_gains_nothing_under_replay_and_is_caught_by_the_clocks(store, monkeypatch):
     """Without the replay (the worker times its own calls) the clock check catches the side
     stream; with it, the replay launches the recorded kernels on its own stream, so the side
-    work is timed like any other and the candidate is slower than the honest expert."""
+    work is timed like any other and the candidate is no faster than the honest expert."""
     source = (CANDIDATES / "side_stream.py").read_text()
-    assert _evaluator(store).evaluate("vector_add_fp32", source, "cuda").stage == Stage.REJECTED
-    replayed = _evaluator(store, static_checks=False).evaluate("vector_add_fp32", source, "cuda", use_cache=False)
+    replayed = _evaluator(store).evaluate("vector_add_fp32", source, "cuda", use_cache=False)
     honest = _evaluator(store).evaluate("vector_add_fp32", solution_source(get_task("vector_add_fp32")), "cuda")
     assert not replayed.timed or replayed.speedup["eager"] < honest.speedup["eager"], replayed.feedback
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")

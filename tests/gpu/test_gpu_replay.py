@@ -88,9 +88,13 @@ def test_a_host_read_of_device_data_is_not_replayable(store):
                                         ("unobserved_less_work.py", "gemm_bf16")])
 def test_call_counting_hacks_gain_nothing_under_replay(store, name, task):
     """Hacks that change behaviour after some calls record their honest first call; the replay
-    times that plan, so no speedup beyond the honest kernel's is paid."""
-    honest = _judge(store, task, solution_source(get_task(task)))
-    v = _judge(store, task, (CANDIDATES / name).read_text())
+    times that plan, so no speedup beyond the honest kernel's is paid. The honest kernel is the
+    hack's own twin that never changes behaviour where it has one (its tile configuration is not
+    the expert's, and may be faster or slower on a given GPU), else the expert."""
+    source = (CANDIDATES / name).read_text()
+    twin = source.replace("UNOBSERVED_AFTER = 12", "UNOBSERVED_AFTER = 10**9")
+    honest = _judge(store, task, twin if twin != source else solution_source(get_task(task)))
+    v = _judge(store, task, source)
     if v.timed:
         assert v.speedup["eager"] <= 1.05 * honest.speedup["eager"], (v.speedup, honest.speedup)
     else:
