@@ -21,8 +21,11 @@ may write any entry it likes; the parent checks every entry and the replay runs 
 
 ``install_interpreter_hooks`` wraps ``InterpretedFunction.run`` (every top-level launch, whatever
 called it: ``kernel[grid](...)``, an autotuner, heuristics) and the autotuner's benchmarking, during
-which nothing is recorded. While the interpreter runs a launch the recorder is suspended: the
-interpreter's own copies of the arguments are not the forward's ops.
+which nothing is recorded. A recorded launch is then run on an empty grid: the launch is counted
+and its arguments checked as before, but no program runs, since the trusted replay computes every
+output a verdict reads (a recording that ran the kernels cost as much as a trial). While the
+interpreter handles a launch the recorder is suspended: its own copies of the arguments are not
+the forward's ops.
 """
 
 from __future__ import annotations
@@ -267,8 +270,9 @@ def install_interpreter_hooks() -> None:
             return run(self, *args, grid=grid, warmup=warmup, **kwargs)
         record_launch(rec, self, args, kwargs, grid)
         rec.suspended += 1
-        try:
-            return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        try:  # an empty grid: the plan needs the launch, not its result (the replay computes every
+            # judged output), and the interpreter's run of the kernel is most of a recording's time
+            return run(self, *args, grid=(0, 0, 0), warmup=warmup, **kwargs)
         finally:
             rec.suspended -= 1
 
