@@ -35,3 +35,9 @@ def isolated_task_registry():
     """``registry_restored`` around one test."""
     with registry_restored():
         yield
+
+
+def pytest_addoption(parser):
+    parser.addoption("--honest-corpus", choices=("sample", "all"), default="sample",
+                     help="judge a fixed sample of the honest-code corpus (every style, a task of each kind) "
+                          "or all of it (tests/judge/test_honest_corpus.py)")

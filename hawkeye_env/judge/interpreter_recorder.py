@@ -247,8 +247,8 @@ def record_launch(rec, interpreted, args: tuple, kwargs: dict, grid) -> None:
                           "args": [launch_value(rec, bound.arguments[n]) for n in names]})
     except NotReplayable as exc:
         rec.refusal = str(exc)
-    except (TypeError, ValueError) as exc:
-        rec.refusal = f"a launch could not be recorded: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the candidate's grid or arguments: its forward is refused
+        rec.refusal = f"a launch could not be recorded: {type(exc).__name__}: {str(exc)[:200]}"
 
 
 _installed = False
