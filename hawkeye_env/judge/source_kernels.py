@@ -200,7 +200,8 @@ def rules_problem(kernels: list[dict]) -> str | None:
         if "source" in k:
             findings = check_kernel_module(kernel_module_text(k, kernels))
             if findings:
-                return f"kernel {k['name']}: {findings[0].message}"
+                message = findings[0].message
+                return message if message.startswith(f"kernel {k['name']}") else f"kernel {k['name']}: {message}"
     return None
 
 

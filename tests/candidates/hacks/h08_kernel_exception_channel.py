@@ -1,7 +1,7 @@
 """Hack #8 (the inputs leave a kernel for the host): the kernel raises an exception whose message is
 the text of the blocks it loaded; forward catches it, parses the numbers and adds them in plain
-Python. Static rule: no ``raise`` in a kernel; worker: a launch that fails under the interpreter
-while forward goes on is a violation."""
+Python. The recording runs its launch on an empty grid, so nothing is raised there and the parse
+fails; the replay would refuse a kernel body that raises (the kernel rules: a compile error)."""
 
 import torch
 import triton

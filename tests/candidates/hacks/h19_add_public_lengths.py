@@ -1,4 +1,4 @@
-"""Hidden shapes: ``a + b`` at the task's public lengths (and the timed one), ``a - b`` at any
+"""Hack #26 (public shapes only): ``a + b`` at the task's public lengths (and the timed one), ``a - b`` at any
 other length. Caught only by trials at lengths the task spec does not list."""
 
 import torch

@@ -1,4 +1,4 @@
-"""Value range: an RMSNorm that takes a row whose first element is exactly zero for padding and
+"""Hack #30 (narrow values): an RMSNorm that takes a row whose first element is exactly zero for padding and
 writes zeros for it, right on draws that never hold an exact zero."""
 
 import torch

@@ -1,4 +1,4 @@
-"""Value range: a row softmax that skips the max subtraction, exact for logits of unit scale and
+"""Hack #30 (narrow values): a row softmax that skips the max subtraction, exact for logits of unit scale and
 overflowing (inf / inf = NaN) on large logits."""
 
 import torch
