@@ -21,11 +21,10 @@ does a bounded amount of work (``tests/test_edits_adversarial.py`` measures the 
 from __future__ import annotations
 
 import ast
-import difflib
 import textwrap
-from collections import Counter
 from dataclasses import dataclass
 
+from hawkeye_env.edit_hints import closest_start
 from hawkeye_env.judge.static_checks import parse_source
 
 # The longest reply read, in characters. Kernel sources and their edits are 2-30 KB; an LLM turn of
@@ -34,15 +33,6 @@ MAX_REPLY_CHARS = 256 * 1024
 # The most SEARCH/REPLACE blocks one reply may apply. Each block costs one pass over the source
 # (a C-level substring search); replies carry a handful of blocks.
 MAX_EDIT_BLOCKS = 100
-# The "closest match" hint: at most this many (source line, SEARCH line) pairs of equal text vote
-# for an alignment, rarest lines first; where none does, the first SEARCH line is compared by
-# difflib with the HINT_RATIO_LINES source lines most like it (``quick_ratio`` over at most
-# HINT_SCAN_LINES distinct lines), each cut to HINT_LINE_CHARS.
-# Without bounds the old hint (difflib over every window) held the process 124 s for a 10 KB edit.
-HINT_VOTE_BUDGET = 200_000
-HINT_SCAN_LINES = 20_000
-HINT_RATIO_LINES = 10
-HINT_LINE_CHARS = 200
 # Line numbers listed in a message about several matches.
 MAX_LISTED_LINES = 20
 _PY_TAGS = {"python", "py", "python3", "py3"}
@@ -307,62 +297,6 @@ def _listed(hits: list[int]) -> str:
     return shown + (f", ... ({len(hits) - MAX_LISTED_LINES} more)" if len(hits) > MAX_LISTED_LINES else "")
 
 
-def _voted_start(lines: list[str], search: tuple[str, ...]) -> int | None:
-    """The window start most SEARCH lines agree on: each SEARCH line j whose text (stripped)
-    equals source line i votes for start i - j; rarest lines vote first, and voting stops before
-    ``HINT_VOTE_BUDGET`` votes. None when no non-blank line of SEARCH occurs in the source."""
-    wanted = {s.strip() for s in search if s.strip()}
-    where: dict[str, list[int]] = {}
-    for i, line in enumerate(lines):
-        key = line.strip()
-        if key in wanted:
-            where.setdefault(key, []).append(i)
-    pairs = sorted(((len(where[s.strip()]), j) for j, s in enumerate(search) if s.strip() in where))
-    votes: Counter[int] = Counter()
-    spent = 0
-    for count, j in pairs:
-        if spent + count > HINT_VOTE_BUDGET:
-            break
-        spent += count
-        votes.update(i - j for i in where[search[j].strip()])
-    if not votes:
-        return None
-    return max(votes, key=lambda start: (votes[start], -start))
-
-
-def _similar_start(lines: list[str], search: tuple[str, ...]) -> int:
-    """The window start that puts the source line most like SEARCH's first non-blank line under
-    it: ``quick_ratio`` over the first ``HINT_SCAN_LINES`` distinct non-blank source lines, then
-    ``ratio`` over the ``HINT_RATIO_LINES`` best, all cut to ``HINT_LINE_CHARS``."""
-    j, first = next(((j, s) for j, s in enumerate(search) if s.strip()), (0, search[0]))
-    distinct: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        key = line.strip()[:HINT_LINE_CHARS]
-        if key and key not in distinct:
-            distinct[key] = i
-            if len(distinct) >= HINT_SCAN_LINES:
-                break
-    matcher = difflib.SequenceMatcher(None, "", first.strip()[:HINT_LINE_CHARS])
-    scored = []
-    for key, i in distinct.items():
-        matcher.set_seq1(key)
-        scored.append((matcher.quick_ratio(), -i, key))
-    ratios = []
-    for _, neg, key in sorted(scored, reverse=True)[:HINT_RATIO_LINES]:
-        matcher.set_seq1(key)
-        ratios.append((matcher.ratio(), neg))
-    return -max(ratios)[1] - j if ratios else 0
-
-
-def _closest_start(lines: list[str], search: tuple[str, ...]) -> int:
-    """0-based start of the source window most like ``search``, in bounded work (see
-    ``HINT_VOTE_BUDGET``), clamped to the windows that fit in the source."""
-    start = _voted_start(lines, search)
-    if start is None:
-        start = _similar_start(lines, search)
-    return min(max(0, start), max(0, len(lines) - len(search)))
-
-
 def _not_found(k: int, edit: Edit, lines: list[str]) -> EditError:
     """Build the error for a SEARCH text with no exact match, with the best hint."""
     first = next((s for s in edit.search if s.strip()), edit.search[0])
@@ -374,7 +308,7 @@ def _not_found(k: int, edit: Edit, lines: list[str]) -> EditError:
                 f"{head}; it matches if {label} ignored at line{'s' * (len(hits) > 1)}"
                 f" {_listed(hits)}; copy the lines exactly"
             )
-    best = _closest_start(lines, edit.search)
+    best = closest_start(lines, edit.search)
     window = lines[best : best + len(edit.search)]
     diff = next((j for j, s in enumerate(edit.search) if j >= len(window) or window[j] != s), 0)
     got = _show(window[diff]) if diff < len(window) else "end of file"

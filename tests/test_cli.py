@@ -34,7 +34,7 @@ def test_check_exits_zero_for_a_failing_candidate(tmp_path):
     result = runner.invoke(app, ["check", "vector_add_fp32", str(cand), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.output
     verdict = json.loads(result.stdout)
-    assert verdict["violations"][0]["code"] == "forbidden_import"
+    assert verdict["violations"][0]["code"] == "no_kernel_launch"  # names neither triton nor a unit
     assert verdict["reward"] == -1.0
 
 

@@ -6,7 +6,9 @@ another side's modules):
 * **trusted parent** (never imports candidate code): ``evaluator`` (the one evaluator and the
   batch API; ``eval_config`` its knobs; ``plan`` and ``versions`` plan its trials and key its
   verdicts), ``pool`` and
-  ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the allowlist, a fast first filter;
+  ``lanes`` (batch scheduling, GPU locks), ``static_checks`` (the fast filter on a candidate's
+  source, and the allowlist the parent holds the kernel modules it writes from a CPU plan to,
+  ``source_kernels``;
   its walk in ``static_checker`` with ``static_syntax``, the candidate's classes in
   ``static_classes``, the text's rules in ``static_kernels``, what a kernel's body may do in
   ``static_kernel_bodies``,
@@ -28,15 +30,15 @@ another side's modules):
   ``ray_backend``.
 * **sandboxed candidate worker** (``worker_entry`` -> ``worker.serve``; imports the candidate):
   ``worker``, ``guards`` (with ``poison``: a strided allocation's whole storage poisoned),
-  ``plan_recorder`` (CUDA: the launch plan of one forward per shape),
-  ``timing``, ``back_to_back``, ``warmup``, ``cpu_backend`` (with ``interpreter_calls``: the
-  interpreter's helper calls without re-patching), ``interpreter_bounds`` (CPU: a kernel's memory
-  accesses within its launch's tensors). What it reports is data the parent
-  validates; nothing it computes is trusted except, on CPU, the outputs themselves (the
-  interpreter runs kernels as Python, so a CPU verdict is a correctness filter).
-* **trusted replay** (CUDA; ``worker_entry`` -> ``replay.serve``; sandboxed, never imports
-  candidate Python nor the candidate worker's modules): ``replay`` (the plans' cubins loaded with
-  Triton's own loader, every trial and the timing run from the plans on the verdict's seeds),
+  ``plan_recorder`` (the launch plan of one forward per shape and layout; on CPU with
+  ``interpreter_recorder``: kernels as source, launches on an empty grid),
+  ``timing``, ``back_to_back``, ``warmup``. What it reports is data the parent validates;
+  nothing it computes is trusted.
+* **trusted replay** (``worker_entry`` -> ``replay.serve``; sandboxed, never imports candidate
+  Python nor the candidate worker's modules): ``replay`` (CUDA: the plans' cubins loaded with
+  Triton's own loader, ``replay_kernels``; CPU: the kernels rebuilt from their checked source by
+  ``source_rebuild``;
+  every trial and the timing run from the plans on the verdict's seeds),
   ``timing``, ``back_to_back`` (KernelBench's own timing, for its protocol), ``warmup``. Its reply
   has the candidate worker's format and is checked the same way.
 * **baseline-only worker** (``worker_entry`` -> ``baselines.serve_baselines``; no candidate
@@ -45,8 +47,12 @@ another side's modules):
 Every started process: ``worker_entry``, ``worker_process`` (set-up, lane lock, standby
 warm-up, framed replies), ``zygote`` (the pre-imported, unsandboxed process that forks workers of
 one kind: no candidate code runs in it) with ``ns_enter`` (joining a holder's namespaces,
-dropping every privilege) and ``cuda_schedule`` (how its host waits for the GPU; the parent only
-validates the setting). Shared by all (pure data and functions, no state): ``verdict``,
-``inputs``, ``launch_plan`` (what a launch plan is), ``timing_plan``,
+dropping every privilege), ``cuda_schedule`` (how its host waits for the GPU; the parent only
+validates the setting) and, on CPU, ``interpreter_fixes`` (the interpreter runs what a GPU runs:
+``cpu_backend``'s bf16 arithmetic, ``interpreter_calls``, ``interpreter_gaps`` with
+``interpreter_libdevice`` and ``not_checkable``) and ``interpreter_bounds`` (a kernel's memory
+accesses within its launch's tensors). Shared by all (pure data and functions, no state):
+``verdict``, ``inputs`` (with ``layouts``), ``launch_plan`` (what a launch plan is) and
+``source_kernels`` (what a CPU plan's kernel entry is; the parent's check of it), ``timing_plan``,
 ``hawkeye_env.tasks``.
 """

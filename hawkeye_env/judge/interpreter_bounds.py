@@ -78,33 +78,33 @@ def _bounded_args(init_args):
 
 
 def _load(method):
-    def wrapper(self, ptrs, mask, other, *args):
+    def wrapper(self, ptrs, mask, other, *args, **kwargs):
         _check(ptrs.data, mask.data, np.dtype(_np_dtype(ptrs)).itemsize)
-        return method(self, ptrs, mask, other, *args)
+        return method(self, ptrs, mask, other, *args, **kwargs)
 
     return wrapper
 
 
 def _store(method):
-    def wrapper(self, ptrs, value, mask, *args):
+    def wrapper(self, ptrs, value, mask, *args, **kwargs):
         _check(ptrs.data, mask.data, value.data.dtype.itemsize)
-        return method(self, ptrs, value, mask, *args)
+        return method(self, ptrs, value, mask, *args, **kwargs)
 
     return wrapper
 
 
 def _cas(method):
-    def wrapper(self, ptr, cmp, val, *args):
+    def wrapper(self, ptr, cmp, val, *args, **kwargs):
         _check(ptr.data, None, val.data.dtype.itemsize)
-        return method(self, ptr, cmp, val, *args)
+        return method(self, ptr, cmp, val, *args, **kwargs)
 
     return wrapper
 
 
 def _rmw(method):
-    def wrapper(self, op, ptr, val, mask, *args):
+    def wrapper(self, op, ptr, val, mask, *args, **kwargs):
         _check(ptr.data, mask.data, val.data.dtype.itemsize)
-        return method(self, op, ptr, val, mask, *args)
+        return method(self, op, ptr, val, mask, *args, **kwargs)
 
     return wrapper
 

@@ -218,11 +218,28 @@ def launch_value(rec, v, depth: int = 0):
         return v
     if isinstance(v, tuple) and depth < 2:
         return {"tuple": [launch_value(rec, x, depth + 1) for x in v]}
+    descriptor = _descriptor(rec, v)
+    if descriptor is not None:
+        return descriptor
     if isinstance(v, tl.dtype):
         found = _module_attribute(v)
         if found is not None and found["module"] == "triton.language":
             return {"tl": found["name"]}
     raise NotReplayable(f"a launch argument of type {type(v).__name__}")
+
+
+def _descriptor(rec, v) -> dict | None:
+    """A host tensor descriptor (``triton.tools.tensor_descriptor.TensorDescriptor``) as the GPU
+    plan writes one (``{"desc": ...}``), or None for any other value."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+    if not isinstance(v, TensorDescriptor) or not isinstance(v.base, torch.Tensor):
+        return None
+    return {"desc": {"base": rec.ref(v.base), "shape": [int(s) for s in v.shape],
+                     "strides": [int(s) for s in v.strides], "block_shape": [int(s) for s in v.block_shape],
+                     "padding": getattr(v, "padding", "zero")}}
 
 
 def record_launch(rec, interpreted, args: tuple, kwargs: dict, grid) -> None:

@@ -24,7 +24,6 @@ once timed would still show in the kept timed outputs, drawn at random among all
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import traceback
@@ -36,8 +35,8 @@ from torch.utils._pytree import tree_flatten
 from hawkeye_env.judge.back_to_back import time_back_to_back
 from hawkeye_env.judge.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
-from hawkeye_env.judge.source_kernels import is_source_kernel
-from hawkeye_env.judge.source_rebuild import RebuildError, build_launches
+from hawkeye_env.judge.replay_kernels import Descriptor, folder_for, loader
+from hawkeye_env.judge.source_rebuild import RebuildError
 from hawkeye_env.judge.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.worker_process import deterministic, serve_jobs
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
@@ -47,55 +46,6 @@ TRACEBACK_LINES = 12
 
 class PlanError(Exception):
     """The plan does not fit what the replay built (a candidate's plan, not a judge failure)."""
-
-
-class _Source:
-    """What Triton's ``CudaLauncher`` reads of a kernel's source: its signature, no constants."""
-
-    def __init__(self, signature: list[str]):
-        self.signature = {i: ty for i, ty in enumerate(signature)}
-        self.constants: dict = {}
-        self.fn = None
-
-
-class _Descriptor:
-    """A host tensor descriptor as Triton's launcher reads it (``base``, ``shape``, ``strides``,
-    ``block_shape``, ``padding``)."""
-
-    def __init__(self, base, shape, strides, block_shape, padding):
-        self.base, self.shape, self.strides, self.block_shape, self.padding = base, shape, strides, block_shape, padding
-
-
-def load_kernels(kernels: list[dict], folder: str) -> list:
-    """Triton ``CompiledKernel`` objects for the plan's kernels, their files written under
-    ``folder`` and loaded by Triton's own loader (``_init_handles``: the launcher, compiled from
-    the validated signature, and the cubin). Returns one ``launch(grid, args)`` per kernel."""
-    from triton.compiler.compiler import CompiledKernel
-
-    launches = []
-    for i, k in enumerate(kernels):
-        where = os.path.join(folder, f"kernel-{i}")
-        os.makedirs(where, exist_ok=True)
-        meta_path, cubin_path = os.path.join(where, f"{k['name']}.json"), os.path.join(where, f"{k['name']}.cubin")
-        with open(meta_path, "w", encoding="utf-8") as f:
-            f.write(k["metadata"])
-        with open(cubin_path, "wb") as f:
-            f.write(k["cubin"])
-        compiled = CompiledKernel(_Source(k["signature"]), {f"{k['name']}.json": meta_path,
-                                                            f"{k['name']}.cubin": cubin_path},
-                                  json.loads(k["metadata"]).get("hash", f"kernel-{i}"))
-        compiled._init_handles()
-        launches.append(_launcher(compiled))
-    return launches
-
-
-def _launcher(compiled):
-    def launch(grid, args):
-        stream = torch.cuda.current_stream().cuda_stream
-        compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
-                     None, None, None, *args)
-
-    return launch
 
 
 def _resolve_op(name: str):
@@ -205,8 +155,13 @@ class PlanRunner:
             import triton.language as tl
 
             return getattr(tl, x)
+        if tag == "desc" and self.device.type == "cpu":  # the interpreter takes Triton's own host descriptor
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            return TensorDescriptor(self._decode(x["base"], bases), x["shape"], x["strides"], x["block_shape"],
+                                    x["padding"])
         if tag == "desc":
-            return _Descriptor(self._decode(x["base"], bases), x["shape"], x["strides"], x["block_shape"], x["padding"])
+            return Descriptor(self._decode(x["base"], bases), x["shape"], x["strides"], x["block_shape"], x["padding"])
         raise PlanError(f"unknown value tag {tag!r}")
 
     def __call__(self, *inputs) -> list[torch.Tensor]:
@@ -259,20 +214,6 @@ class PlanRunner:
         return out
 
 
-def _loader(kernels: list, cuda: bool):
-    """How a plan's kernels become launches: rebuilt from source (a CPU plan), loaded as cubins (a
-    GPU plan on CUDA); a binary plan off CUDA has none (tests run it with stand-in launches)."""
-    if any(map(is_source_kernel, kernels)):
-        return build_launches
-    return load_kernels if cuda else (lambda kernels, folder: [])
-
-
-def _folder(root: str, i: int) -> str:
-    where = os.path.join(root, f"plan-{i}")
-    os.makedirs(where, exist_ok=True)
-    return where
-
-
 def _host(outs: list) -> list:
     return [o.detach().cpu() for o in outs]
 
@@ -290,7 +231,7 @@ class _Replay:
         cuda = job["device"] == "cuda"
         self.device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
         self.entries = from_job(job["plans"])
-        self.launches = [_loader(e["kernels"], cuda)(e["kernels"], _folder(folder, i))
+        self.launches = [loader(e["kernels"], cuda)(e["kernels"], folder_for(folder, i))
                          for i, e in enumerate(self.entries)]
         self.violations: list[list[str]] = []
 
@@ -413,4 +354,4 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     serve_jobs(conn, device, memory_limit_bytes, standby_lane, run_replay)
 
 
-__all__ = ["PlanError", "PlanRunner", "load_kernels", "run_replay", "serve"]
+__all__ = ["PlanError", "PlanRunner", "run_replay", "serve"]

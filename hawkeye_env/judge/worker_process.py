@@ -186,7 +186,9 @@ def profiled(run_job, job: dict, report, lane) -> dict:
     reply = profiler.runcall(run_job, job, report, lane)
     try:
         os.makedirs(job["profile_dir"], exist_ok=True)
-        profiler.dump_stats(os.path.join(job["profile_dir"], f"{job['task']}-{os.getpid()}.prof"))
+        kind = "replay" if job.get("kind") == "replay" else "record" if job.get("record") else "worker"
+        # the candidate's worker and its replay run in PID namespaces of their own: same pids
+        profiler.dump_stats(os.path.join(job["profile_dir"], f"{job['task']}-{kind}-{os.getpid()}.prof"))
     except OSError:
         pass
     return reply

@@ -140,8 +140,10 @@ def test_a_zygote_is_replaced_after_its_forks_and_its_running_workers_finish(fre
     """``MAX_FORKS`` 1: the second verdict retires the first's zygote while the first's worker
     is held in its forward (until a file the test makes appears; the sandbox sees the host's files
     read-only); released, that worker finishes with a correct verdict, the second came from a new
-    zygote, and the retired one exits after its last keeper."""
+    zygote, and the retired one exits after its last keeper. The candidate's worker alone forks
+    here (replay off), so one zygote serves each verdict."""
     monkeypatch.setattr(forkserver, "MAX_FORKS", 1)
+    monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0, static_checks=False, timeout_s=120))
     release = tmp_path / "release"
     held = solution_source(get_task(TASK)) + HELD.format(release=str(release))

@@ -98,12 +98,12 @@ def test_verdicts_from_standbys_match_fresh_workers(standbys, tmp_path, monkeypa
 def test_a_dead_standby_falls_back_to_a_fresh_worker(standbys, tmp_path):
     ev = _evaluator(tmp_path)
     source = solution_source(get_task(TASK))
-    ev.evaluate(TASK, source, "cpu", use_cache=False)  # starts a standby
-    [queue] = standbys._idle.values()
-    victim = queue[0]
-    victim.ready.wait(60)
-    victim.proc.kill()
-    victim.proc.join(10)
+    ev.evaluate(TASK, source, "cpu", use_cache=False)  # starts a standby (the worker's and the replay's)
+    for queue in standbys._idle.values():
+        victim = queue[0]
+        victim.ready.wait(60)
+        victim.proc.kill()
+        victim.proc.join(10)
     v = ev.evaluate(TASK, source, "cpu", use_cache=False)
     assert v.stage is Stage.CORRECT
     assert "worker.standby" not in v.profile

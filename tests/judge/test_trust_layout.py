@@ -13,11 +13,12 @@ import json
 import subprocess
 import sys
 
-CANDIDATE_SIDE = ("worker", "guards", "poison", "plan_recorder", "cpu_backend", "interpreter_calls",
-                  "interpreter_bounds")
-# every started process, trusted code
-PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup", "zygote", "ns_enter")
-REPLAY_SIDE = ("replay",)
+CANDIDATE_SIDE = ("worker", "guards", "poison", "plan_recorder", "interpreter_recorder")
+# every started process, trusted code (the interpreter's fixes run in the worker and the CPU replay)
+PROCESS_SIDE = ("worker_entry", "worker_process", "timing", "back_to_back", "warmup", "zygote", "ns_enter",
+                "cpu_backend", "interpreter_calls", "interpreter_bounds", "interpreter_fixes", "interpreter_gaps",
+                "interpreter_libdevice", "not_checkable")
+REPLAY_SIDE = ("replay", "replay_kernels", "source_rebuild")
 WORKER_SIDE = CANDIDATE_SIDE + PROCESS_SIDE + REPLAY_SIDE
 PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby", "isolation", "spawn", "forkserver",
                "scratch",
@@ -26,7 +27,8 @@ PARENT_SIDE = ("evaluator", "pool", "lanes", "sandbox", "worker_start", "standby
                "static_modules",
                "static_allowlist",
                "static_foreign", "static_scopes", "store", "roofline", "feedback", "backends", "versions", "plan",
-               "replayed", "plan_check", "comparing", "kernelbench_protocol", "eval_config", "finish")
+               "replayed", "plan_check", "comparing", "kernelbench_protocol", "eval_config", "finish", "stale",
+               "structure", "stall", "hidden_shapes")
 
 
 def _imported_after(modules: list[str]) -> set[str]:
