@@ -103,7 +103,7 @@ AREAS: tuple[Area, ...] = (
     Area("honest-corpus", envelope.honest_corpus,
          ("honest-corpus-cpu-2026-12-05.json", "honest-corpus-h100-2026-12-05.json"),
          "python -m evals.honest_corpus --corpus tests/candidates/honest --kernelbench-problems "
-         "tests/kernelbench/problems --device DEVICE [--correctness-only --workers 8] --out FILE"),
+         "tests/kernelbench/problems --device DEVICE [--correctness-only --workers 4] --out FILE"),
     Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json",),
          "every expert and the envelope hacks on CUDA, seed 0, no baselines (EvalConfig(seed=0, baselines=(), "
          "vendor_baselines=False)), eight in flight"),
