@@ -221,14 +221,16 @@ def record_problem(job: dict, reply) -> str | None:
     """Why a recording worker's ``reply`` does not fit its ``job`` (``replayed.py``): the common
     fields, then no trial rows and no timing, and one entry per recording trial, each either
     ``{"refused": text}`` or ``{"plan": dict, "kernels": list}`` (the plans themselves are checked
-    by ``plan_check.plan_problem``)."""
+    by ``plan_check.plan_problem``); the entries may stop at a refusal, which decides the verdict."""
     problem = _head_problem(reply)
     if problem or reply["stage"] != "ok" or reply.get("violations"):
         return problem
     if reply.get("trials") or reply.get("timing"):
         return "a recording reply with trial rows or timing"
     plans = reply.get("plans")
-    if not isinstance(plans, list) or len(plans) != len(job["trials"]):
+    stopped = isinstance(plans, list) and 0 < len(plans) < len(job["trials"]) and isinstance(plans[-1], dict) \
+        and set(plans[-1]) == {"refused"}
+    if not isinstance(plans, list) or (len(plans) != len(job["trials"]) and not stopped):
         return f"{len(plans) if isinstance(plans, list) else 'no'} plans for {len(job['trials'])} recording trials"
     for i, entry in enumerate(plans):
         if isinstance(entry, dict) and set(entry) == {"refused"} and isinstance(entry["refused"], str):

@@ -344,6 +344,8 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
         for t in job["trials"]:
             if job.get("record"):
                 reply["plans"].append(run.record(t))
+                if "refused" in reply["plans"][-1]:  # it decides the verdict: record no more shapes
+                    break
             elif t.get("protocol"):
                 reply["trials"].append(run.protocol_trial(t))
             else:

@@ -123,3 +123,16 @@ def test_a_candidate_that_takes_over_its_worker_cannot_change_its_cpu_verdict(ev
     assert v.stage is stage, v.feedback
     assert fragment in v.feedback
     assert v.reward <= -0.5
+
+
+def test_recording_entries_may_stop_at_a_refusal_and_nowhere_else():
+    """A refusal decides the verdict, so the worker records no more shapes after one; a reply
+    that stops early without one is forged."""
+    from hawkeye_env.judge import reply_check
+
+    job = {"trials": [{}, {}, {}]}
+    head = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
+    assert reply_check.record_problem(job, {**head, "plans": [{"refused": "a host read"}]}) is None
+    stopped = reply_check.record_problem(job, {**head, "plans": [{"plan": {}, "kernels": []}]})
+    assert stopped == "1 plans for 3 recording trials"
+    assert reply_check.record_problem(job, {**head, "plans": []}) == "0 plans for 3 recording trials"
