@@ -40,12 +40,7 @@ import torch
 
 from hawkeye_env.judge.launch_plan import MAX_KERNELS
 from hawkeye_env.judge.plan_recorder import NotReplayable, active
-
-# Modules whose objects a kernel may name by a module-level alias; the replay imports them by name.
-KERNEL_MODULE_PREFIXES = ("triton.", "math")
-_SEARCHED = ("triton.language", "triton.language.math", "triton.language.extra.libdevice",
-             "triton.language.extra.cuda.libdevice", "triton", "math")
-MAX_STR = 64
+from hawkeye_env.judge.source_kernels import KERNEL_MODULES, MAX_LITERAL_CHARS
 
 
 def _jit_function(obj):
@@ -93,15 +88,15 @@ def _literal(v, depth: int = 0) -> bool:
     if v is None or isinstance(v, (bool, int, float)):
         return True
     if isinstance(v, str):
-        return len(v) <= MAX_STR
+        return len(v) <= MAX_LITERAL_CHARS
     if isinstance(v, tuple) and depth < 2:
         return len(v) <= 16 and all(_literal(x, depth + 1) for x in v)
     return False
 
 
 def _module_attribute(obj) -> dict | None:
-    """``{"module", "name"}`` of a module in ``_SEARCHED`` whose attribute ``obj`` is, or None."""
-    for name in _SEARCHED:
+    """``{"module", "name"}`` of a module in ``KERNEL_MODULES`` whose attribute ``obj`` is, or None."""
+    for name in KERNEL_MODULES:
         try:
             module = importlib.import_module(name)
         except ImportError:
@@ -214,7 +209,7 @@ def launch_value(rec, v, depth: int = 0):
         return rec.ref(v)
     if isinstance(v, tl.constexpr):
         v = v.value
-    if v is None or isinstance(v, (bool, int, float)) or isinstance(v, str) and len(v) <= MAX_STR:
+    if v is None or isinstance(v, (bool, int, float)) or isinstance(v, str) and len(v) <= MAX_LITERAL_CHARS:
         return v
     if isinstance(v, tuple) and depth < 2:
         return {"tuple": [launch_value(rec, x, depth + 1) for x in v]}
@@ -307,5 +302,5 @@ def install_interpreter_hooks() -> None:
     _installed = True
 
 
-__all__ = ["KERNEL_MODULE_PREFIXES", "SourceTable", "free_names", "function_source", "install_interpreter_hooks",
+__all__ = ["SourceTable", "free_names", "function_source", "install_interpreter_hooks",
            "launch_value", "record_launch", "unit_binding", "value_binding"]
