@@ -4,7 +4,7 @@
     python -c "from evals.best_of_n import run_eval; from policies import make_policy; \
                run_eval(make_policy('search'), ['vector_add_fp32'], n=3, out_dir='out/eval')"
 
-Every trajectory is an episode of ``hawkeye/KernelOpt-v2`` (``max_turns=turns``), and all of them
+Every trajectory is an episode of ``hawkeye/KernelOpt-v3`` (``max_turns=turns``), and all of them
 are the sub-envs of one ``KernelOptVectorEnv`` (``hawkeye_env/vector.py``): the policy reads the
 env's observation, so an evaluated policy sees exactly the prompt and the turn format it sees in
 the env, the served env and training. For every task the policy samples ``n`` replies at turn 0
@@ -17,17 +17,29 @@ still speed up a correct kernel.
 
 Policy failures are loud: a reply the policy reports as failed (``policy.errors``, e.g. the
 OpenAI-compatible client after its retries) is not judged (its trajectory's turn passes with no
-source); its candidate row has stage ``policy_error`` and the error, ``results.json`` lists
-every failure under ``policy_errors``, and ``hawkeye eval`` exits 1. A policy that keeps raw
-replies (``policy.raw``) has them written to ``raw_replies.jsonl``.
+source); its candidate row has stage ``policy_error``, the error and no reward, no metric counts
+it (rates, rewards and curves are over the obtained replies; ``policy_failures`` counts the rest),
+the report and the plots say how many failed, ``results.json`` lists every failure under
+``policy_errors``, and ``hawkeye eval`` exits 1. A policy that keeps raw replies (``policy.raw``)
+has them written to ``raw_replies.jsonl``. When the policy samples at a temperature above 0 and a
+task's samples of a turn are all the same text, a warning says so (``results.json``'s ``warnings``
+and the report).
 
-Resumable: every verdict is cached in the results store under its source hash, so re-running an
-eval (same policy, seed and store) judges nothing again.
+Resumable: every reply is appended to ``samples.jsonl`` as it arrives and every verdict is cached
+in the results store under its source hash, so re-running an eval into the same ``out_dir`` (same
+policy description, store and judge) asks the policy only for the replies it lacks and judges
+nothing again (``evals/samples.py``).
+
+Attributable: ``results.json``'s ``config`` (also the report's header and the W&B run's config)
+records the policy's description (``policies.base.describe``: model, endpoint, temperature,
+max tokens, seed...), ``n``, turns, context, device, the judge's configuration and software
+versions (``versions``: judge source hash, reward version, torch, Triton, GPU), the reward
+version and the repository's git commit.
 
 Outputs under ``out_dir``: ``results.json`` (config, overall and per-task metrics),
-``candidates.jsonl`` (one row per candidate), ``sources/<task>/<hash>.py``, ``raw_replies.jsonl`` (when
-the policy keeps them), the plots and
-``report.md`` (``evals/report.py``) and, unless disabled, a W&B run (``evals/wandb_log.py``).
+``candidates.jsonl`` (one row per candidate), ``samples.jsonl`` (every reply, as it arrived),
+``sources/<task>/<hash>.py``, ``raw_replies.jsonl`` (when the policy keeps them), the plots and
+``report.md`` (``evals/plots.py``, ``evals/report.py``) and, unless disabled, a W&B run (``evals/wandb_log.py``).
 
 Metrics (``evals/candidates.py``), per task and overall (pooled over candidates, or averaged over
 tasks for curves): compile, correct and violation rates; fast_p at p in ``FAST_P`` against each
@@ -40,6 +52,7 @@ everything but the correct rate (fast_0) needs a GPU; ``results.json`` says so i
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -49,14 +62,19 @@ from gymnasium.vector.utils import iterate
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evals.candidates import CPU_TIMING_NOTE, FAST_P, POLICY_ERROR, Candidate, judge_rate, summarise
-from hawkeye_env.judge.backends import judge_device, judge_versions, make_judge
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore, source_hash
-from hawkeye_env.judge.verdict import Stage, Verdict
+from evals.provenance import git_commit
+from evals.samples import SAMPLES_FILE, Request, SampleLog, identical_samples, sample_turn
+from hawkeye_env.judge.parent.batch.backends import judge_device, judge_versions, make_judge
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore, source_hash
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.vector import KernelOptVectorEnv
-from policies.base import Policy
+from policies.base import Policy, describe
+from reward import REWARD_VERSION
+
+log = logging.getLogger(__name__)
 
 #: A trajectory's key: ``(task id, sample)``.
 _Key = tuple[str, int]
@@ -71,9 +89,9 @@ class _Trajectory:
 
 @dataclass
 class _EvalRun:
-    """One evaluation as ``run_eval``'s helpers share it: its settings, the judge, the
-    trajectories by ``(task, sample)`` and the tallies the turns keep (the policy's error
-    records, seconds spent sampling and judging)."""
+    """One evaluation as ``run_eval``'s helpers share it: its settings, the judge, the replies'
+    log, the trajectories by ``(task, sample)`` and the tallies the turns keep (the policy's error
+    records, warnings, replies reused from the log, seconds spent sampling and judging)."""
 
     policy: Policy
     evaluator: Evaluator
@@ -86,9 +104,12 @@ class _EvalRun:
     workers: int | None
     use_cache: bool
     gpus: int | None
+    samples: SampleLog
     trajs: dict[_Key, _Trajectory] = field(default_factory=dict)
     envs: KernelOptVectorEnv | None = None
     policy_errors: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    reused: int = 0
     sample_s: float = 0.0
     judge_s: float = 0.0
 
@@ -112,18 +133,6 @@ def _candidate(task: str, sample: int, turn: int, source: str, v: Verdict) -> Ca
         reward=v.reward, speedup=dict(v.speedup), violations=[x.code for x in v.violations],
         compiled=v.compiled, correct=v.correct, timed=v.timed, cached=v.cached, edit_error=edit_error,
     )
-
-
-def _policy_failures(policy: Policy, seen: int, turn: int) -> tuple[dict[tuple[str, int], int], list[dict]]:
-    """The policy's error records after the first ``seen``: ``{(task, trajectory): missing samples}``
-    for ``turn`` and the new records."""
-    records = list(getattr(policy, "errors", None) or [])[seen:]
-    failed: dict[tuple[str, int], int] = {}
-    for r in records:
-        if isinstance(r, dict) and r.get("turn", turn) == turn:
-            key = (r.get("task_id"), int(r.get("trajectory", 0)))
-            failed[key] = failed.get(key, 0) + int(r.get("missing", 1))
-    return failed, records
 
 
 def _policy_observation(traj: _Trajectory, task: str, j: int, context: str) -> dict:
@@ -167,31 +176,34 @@ def _run_turns(run: _EvalRun, progress: bool) -> None:
 
 
 def _run_turn(run: _EvalRun, turn: int, bars: Progress, progress: bool) -> None:
-    """One turn of every trajectory: sample the replies, keep the policy's new error records, step
-    the vector env on the replies (a lost one as no reply), and record the outcomes."""
-    replies = _sample_replies(run, turn)
-    failed, records = _policy_failures(run.policy, len(run.policy_errors), turn)
-    run.policy_errors += records
-    lost = {key for key in run.trajs if replies[key] == "" and _lost(failed, key, turn, run.n)}
-    observations = _step(run, turn, [replies[key] for key in run.trajs], len(run.trajs) - len(lost), bars, progress)
-    _record_turn(run, turn, observations, lost, records)
+    """One turn of every trajectory: get the replies, step the vector env on them (a lost one as
+    no reply), and record the outcomes."""
+    replies, lost = _sample_replies(run, turn)
+    actions = [replies.get(key, "") for key in run.trajs]
+    observations = _step(run, turn, actions, len(run.trajs) - len(lost), bars, progress)
+    _record_turn(run, turn, observations, lost)
 
 
-def _sample_replies(run: _EvalRun, turn: int) -> dict[_Key, str]:
-    """The policy's reply for every trajectory at ``turn``, by key: at turn 0 one observation per
-    task yields its ``run.n`` samples, later each trajectory sends its own observation for one
-    reply. The seconds are added to ``run.sample_s``."""
+def _sample_replies(run: _EvalRun, turn: int) -> tuple[dict[_Key, str], dict[_Key, str]]:
+    """The replies of every trajectory at ``turn`` by key, and the lost ones (key -> the policy's
+    error): at turn 0 one observation per task stands for its ``run.n`` samples, later each
+    trajectory sends its own observation for one reply; replies already in ``run.samples`` are
+    reused (``evals/samples.py``). Keeps the policy's error records and the warnings of identical
+    samples in ``run``; the seconds are added to ``run.sample_s``."""
     t0 = time.monotonic()
     if turn == 0:
-        observations = [_policy_observation(run.trajs[task, 0], task, 0, run.context) for task in run.task_ids]
-        sampled = run.policy.sample(observations, run.n)
-        replies = {(task, j): sampled[i][j] for i, task in enumerate(run.task_ids) for j in range(run.n)}
+        requests = [Request(_policy_observation(run.trajs[task, 0], task, 0, run.context),
+                            [(task, j) for j in range(run.n)]) for task in run.task_ids]
     else:
-        keys = list(run.trajs)
-        observations = [_policy_observation(run.trajs[key], *key, run.context) for key in keys]
-        replies = {key: r[0] for key, r in zip(keys, run.policy.sample(observations, 1))}
+        requests = [Request(_policy_observation(run.trajs[key], *key, run.context), [key]) for key in run.trajs]
+    got = sample_turn(run.policy, run.samples, requests, turn)
+    run.policy_errors += got.records
+    run.reused += got.reused
+    for warning in identical_samples(got.replies, turn, describe(run.policy).get("temperature")):
+        log.warning(warning)
+        run.warnings.append(warning)
     run.sample_s += time.monotonic() - t0
-    return replies
+    return got.replies, got.lost
 
 
 def _step(run: _EvalRun, turn: int, actions: list[str], judged: int, bars: Progress, progress: bool) -> list[dict]:
@@ -217,14 +229,16 @@ def _step(run: _EvalRun, turn: int, actions: list[str], judged: int, bars: Progr
     return list(iterate(run.envs.observation_space, batched))
 
 
-def _record_turn(run: _EvalRun, turn: int, observations: list[dict], lost: set[_Key], records: list[dict]) -> None:
+def _record_turn(run: _EvalRun, turn: int, observations: list[dict], lost: dict[_Key, str]) -> None:
     """Append every trajectory's candidate of ``turn`` and give it its next observation: a
-    ``policy_error`` row for a ``lost`` reply, else the verdict of its source (``last_steps``);
-    each non-empty source is saved under ``run.out / "sources"``."""
+    ``policy_error`` row for a ``lost`` reply (key -> the policy's error), else the verdict of its
+    source (``last_steps``); each non-empty source is saved under ``run.out / "sources"``."""
     for key, state in run.trajs.items():
         state.obs = observations[state.index]
         if key in lost:
-            state.candidates.append(_policy_error_candidate(key, turn, records))
+            state.candidates.append(Candidate(
+                task=key[0], sample=key[1], turn=turn, source_hash="", stage=POLICY_ERROR, reward=None, speedup={},
+                violations=[], compiled=False, correct=False, timed=False, cached=False, policy_error=lost[key]))
             continue
         source, verdict = run.envs.last_steps[state.index]
         state.candidates.append(_candidate(key[0], key[1], turn, source, verdict))
@@ -232,36 +246,28 @@ def _record_turn(run: _EvalRun, turn: int, observations: list[dict], lost: set[_
             _save_source(run.out, key[0], source)
 
 
-def _policy_error_candidate(key: _Key, turn: int, records: list[dict]) -> Candidate:
-    """The candidate row of the reply at ``key`` the policy failed to produce at ``turn``, carrying
-    the error of the first of this turn's ``records`` that names it (at turn 0, its task)."""
-    why = next((r["error"] for r in records if r.get("task_id") == key[0]
-                and (turn == 0 or r.get("trajectory", 0) == key[1])), "the policy reported a failure")
-    return Candidate(
-        task=key[0], sample=key[1], turn=turn, source_hash="", stage=POLICY_ERROR, reward=-1.0,
-        speedup={}, violations=[], compiled=False, correct=False, timed=False, cached=False,
-        policy_error=why)
-
-
 def _results(run: _EvalRun, by_task: dict[str, list[list[Candidate]]], candidates: list[Candidate],
              backend: str, versions: dict, context_budget_chars: int) -> dict:
     """The ``results.json`` dict of a finished run (``by_task``: each task's trajectories of
     candidates; ``candidates``: all of them) but for the total wall time, the plots and W&B."""
     errors = run.policy_errors
+    policy = describe(run.policy)
     return {
         "config": {
-            "policy": getattr(run.policy, "name", type(run.policy).__name__),
-            "policy_seed": getattr(run.policy, "seed", None),
+            "policy": policy["name"], "policy_seed": policy.get("seed"), "policy_config": policy,
             "tasks": run.task_ids, "n": run.n, "turns": run.turns,
             "context": run.context, "context_budget_chars": context_budget_chars, "device": run.device,
             "workers": run.workers, "store": run.evaluator.store.path,
             "backend": backend, "gpus": run.gpus,
             "judge": run.evaluator.config.key(), "versions": versions,
+            "reward_version": versions.get("reward") or REWARD_VERSION, "git_commit": git_commit(),
         },
         **summarise(by_task, run.turns),
         "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
         "policy_errors": errors,
         "error": f"the policy failed {len(errors)} time(s); first: {errors[0].get('error')}" if errors else "",
+        "warnings": run.warnings,
+        "samples": {"file": SAMPLES_FILE, "reused": run.reused, "logged": len(run.samples)},
         "judge": judge_rate(candidates, run.judge_s, run.device, backend, run.gpus),
         "wall_s": {"sampling": run.sample_s, "judging": run.judge_s},
     }
@@ -269,13 +275,14 @@ def _results(run: _EvalRun, by_task: dict[str, list[list[Candidate]]], candidate
 
 def _write_rows(out: Path, candidates: list[Candidate], policy: Policy) -> None:
     """Write ``out/candidates.jsonl`` (one row per candidate) and, when the policy keeps its raw
-    replies (``policy.raw``), ``out/raw_replies.jsonl``."""
+    replies (``policy.raw``), append them to ``out/raw_replies.jsonl`` (a resumed run adds the
+    replies it asked for to those of the runs before)."""
     with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:
         for c in candidates:
             f.write(json.dumps(asdict(c), sort_keys=True) + "\n")
     raw = getattr(policy, "raw", None)
     if raw:
-        with open(out / "raw_replies.jsonl", "w", encoding="utf-8") as f:
+        with open(out / "raw_replies.jsonl", "a", encoding="utf-8") as f:
             for row in raw:
                 f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
 
@@ -283,11 +290,11 @@ def _write_rows(out: Path, candidates: list[Candidate], policy: Policy) -> None:
 def _write_report(results: dict, candidates: list[Candidate], out: Path, wandb_mode: str | None) -> None:
     """Make the plots and the W&B run (their names and W&B's summary are added to ``results``),
     then write ``out/report.md`` and ``out/results.json``."""
-    from evals import report, wandb_log
+    from evals import plots, report, wandb_log
 
-    plots = report.make_plots(results, candidates, out)
-    results["plots"] = [p.name for p in plots]
-    results["wandb"] = wandb_log.log_run(results, candidates, plots, out, wandb_mode)
+    pngs = plots.make_plots(results, candidates, out)
+    results["plots"] = [p.name for p in pngs]
+    results["wandb"] = wandb_log.log_run(results, candidates, pngs, out, wandb_mode)
     report.write_markdown(results, out)
     (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True, default=str), encoding="utf-8")
 
@@ -316,7 +323,7 @@ def run_eval(
         progress: show rich progress bars.
         config: judge configuration (part of the store key).
         use_cache: answer repeated candidates from the store.
-        backend: ``local`` (this machine's worker pool) or ``ray`` (``hawkeye_env/judge/ray_backend.py``).
+        backend: ``local`` (this machine's worker pool) or ``ray`` (``hawkeye_env/judge/parent/batch/ray_backend.py``).
         ray_address: Ray cluster address for ``backend="ray"`` (None: a local Ray).
         gpus: local backend: how many visible GPUs to judge on (default all).
         context_budget_chars: unit context budget (the env's default).
@@ -333,27 +340,23 @@ def run_eval(
     device = judge_device(evaluator, device)
     versions = judge_versions(evaluator, device, task_ids[0])
     run = _EvalRun(policy=policy, evaluator=evaluator, task_ids=task_ids, n=n, turns=turns, context=context,
-                   device=device, out=out, workers=workers, use_cache=use_cache, gpus=gpus)
-    _start_trajectories(run, context_budget_chars)
-    _prefetch_baselines(run)
-    _run_turns(run, progress)
+                   device=device, out=out, workers=workers, use_cache=use_cache, gpus=gpus,
+                   samples=SampleLog(out / SAMPLES_FILE, describe(policy)))
+    try:
+        _start_trajectories(run, context_budget_chars)
+        _prefetch_baselines(run)
+        _run_turns(run, progress)
+    finally:
+        run.samples.close()
+        if run.envs is not None:
+            run.envs.close()
     by_task = {task: [run.trajs[task, j].candidates for j in range(n)] for task in task_ids}
     candidates = [c for trajs in by_task.values() for t in trajs for c in t]
     results = _results(run, by_task, candidates, backend, versions, context_budget_chars)
     _write_rows(out, candidates, policy)
-    run.envs.close()
     results["wall_s"]["total"] = time.monotonic() - start
     _write_report(results, candidates, out, wandb_mode)
     return results
-
-
-def _lost(failed: dict[tuple[str, int], int], key: tuple[str, int], turn: int, n: int) -> bool:
-    """Whether the empty reply at ``key`` is one the policy failed to produce: at turn 0 one
-    observation stands for the task's ``n`` samples, of which the last ``missing`` were lost."""
-    if turn > 0:
-        return key in failed
-    missing = failed.get((key[0], 0), 0)
-    return key[1] >= n - missing
 
 
 def _save_source(out: Path, task: str, source: str) -> None:

@@ -5,10 +5,11 @@
 ``run_by_task`` runs ``run_eval`` for each task into ``<out>/<task>/`` and re-merges every finished
 task into ``<out>/`` (``evals.merge``) after each one, so a run cut short by a machine lease keeps
 a complete report of the tasks it finished. Re-running with the same ``--out`` keeps every task
-whose ``results.json`` was made with the same policy, seed, n, turns, context and device and judges
-only the rest: this resumes across judge changes too (the verdict store would judge everything
-again, since its keys include the judge's sources), and the merged report lists each task's judge
-versions.
+whose ``results.json`` was made with the same policy description (``policies.base.describe``:
+model, endpoint, sampling parameters, seed), n, turns, context and device and runs only the rest
+(an unfinished task's ``samples.jsonl`` gives back the replies it had): this resumes across
+judge changes too (the verdict store would judge everything again, since its keys include the
+judge's sources), and the merged report lists each task's judge versions.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from evals.best_of_n import as_store, run_eval
 from evals.merge import merge_runs
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device
+from policies.base import describe
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +47,8 @@ def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns
     if device == "auto" and eval_kwargs.get("backend", "local") == "local":
         device = resolve_device(device)
     out = Path(out_dir)
-    want = {"policy": getattr(policy, "name", type(policy).__name__), "policy_seed": getattr(policy, "seed", None),
-            "n": n, "turns": turns, "context": context}
+    description = describe(policy)
+    want = {"policy": description["name"], "policy_config": description, "n": n, "turns": turns, "context": context}
     if device != "auto":
         want["device"] = device
     todo = [task for task in tasks if not _finished(out / task, {**want, "tasks": [task]})]

@@ -19,15 +19,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from evals.provenance import git_commit
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.kernelbench import import_kernelbench, task_id_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,18 +67,6 @@ def import_problems(task_ids: set[str], problems: Path, out: Path) -> None:
     missing = wanted - {t["id"] for t in report.imported}
     if missing:
         raise SystemExit(f"KernelBench problems not found or refused: {sorted(missing)}")
-
-
-def git_commit() -> str:
-    """The repository's HEAD commit, with ``+dirty`` when the work tree has changes; "" without git."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True,
-                               check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+dirty" if dirty else "")
 
 
 def config(correctness_only: bool) -> EvalConfig:

@@ -9,7 +9,7 @@ Sample 0 of every problem of the level (``policies/folder.py`` reads the layout 
 generation scripts write) is judged by the one ``Evaluator`` with ``protocol="kernelbench"``, so
 each verdict carries two answers: our stricter one (float64 reference, three input
 distributions, reward-hack checks, the median of the timed trials), and KernelBench's protocol
-run by the same judge (``hawkeye_env/judge/kernelbench_protocol.py``: five correctness trials on
+run by the same judge (``hawkeye_env/judge/parent/decide/kernelbench_protocol.py``: five correctness trials on
 the file's ``get_inputs`` and default initialisation, ``torch.allclose`` at ``--tolerance``
 against the reference in its own precision, the mean of the timed trials). The table has a
 column for each. A problem the importer refused, or without a solution file, counts as
@@ -68,9 +68,9 @@ def judge_level(tasks_dir: Path, level: int, solutions: Path, device: str = "aut
     """Judge sample 0 of every problem of ``level`` (module docstring); returns ``rows`` (one per
     problem) and ``columns`` (``scores`` per verdict source). ``tolerance`` is the KernelBench
     protocol's ``atol`` and ``rtol`` (default ``kernelbench_protocol.ATOL``, its v0.1 value)."""
-    from hawkeye_env.judge import kernelbench_protocol
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.decide import kernelbench_protocol
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device
+    from hawkeye_env.judge.parent.store import ResultStore
     from hawkeye_env.tasks.registry import register_tasks_from
 
     register_tasks_from(tasks_dir)

@@ -1,4 +1,4 @@
-"""Calibration of the error-concentration rule (``hawkeye_env/judge/structure.py``).
+"""Calibration of the error-concentration rule (``hawkeye_env/judge/parent/decide/structure.py``).
 
 Runs every task's expert solution on its CPU shapes, each input distribution and ``--seeds``
 seeds (the Triton interpreter on CPU, or ``--device cuda`` at the GPU shapes), compares each
@@ -22,7 +22,7 @@ import time
 import torch
 
 from evals.bench.calibration_outputs import load_solution
-from hawkeye_env.judge import correctness, references, structure
+from hawkeye_env.judge.parent.decide import correctness, references, structure
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source, task_module
 
 
@@ -30,9 +30,9 @@ def interpret_on_cpu() -> None:
     """Kernels under Triton's interpreter, bf16 arithmetic fixed as in the judge's workers."""
     os.environ["TRITON_INTERPRET"] = "1"
     try:
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
     except ImportError:
-        from hawkeye_env.judge.cpu_backend import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.cpu_backend import install_interpreter_fixes
     install_interpreter_fixes()
 
 

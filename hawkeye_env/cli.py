@@ -91,8 +91,8 @@ def check(
     protocol: str = typer.Option("hawkeye", help=PROTOCOL_HELP),
 ) -> None:
     """Judge one candidate kernel on one task and print its verdict."""
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device
+    from hawkeye_env.judge.parent.store import ResultStore
 
     try:
         get_task(task)
@@ -202,8 +202,8 @@ def _check_eval_options(task_ids: list[str], device: str, backend: str, policy: 
     """Check ``hawkeye eval``'s options, exit 2 with the message at the first bad one (``--backend ray``: Ray
     must import). Returns the device: resolved for the local backend, as given for Ray (the cluster's)."""
     from evals.wandb_log import MODES
-    from hawkeye_env.judge.evaluator import resolve_device
-    from hawkeye_env.judge.plan import PROTOCOLS
+    from hawkeye_env.judge.parent.evaluator import resolve_device
+    from hawkeye_env.judge.parent.trial_plan import PROTOCOLS
     from policies import POLICIES
     from units.index import CONTEXT_MODES
 
@@ -226,7 +226,7 @@ def _check_eval_options(task_ids: list[str], device: str, backend: str, policy: 
     if protocol not in PROTOCOLS:
         _fail(f"--protocol must be one of {', '.join(PROTOCOLS)}")
     if backend == "ray":
-        from hawkeye_env.judge.ray_backend import import_ray
+        from hawkeye_env.judge.parent.batch.ray_backend import import_ray
 
         try:
             import_ray()
@@ -272,13 +272,16 @@ def _print_eval_table(results: dict, policy: str, n: int, turns: int) -> None:
     table.add_column("task", no_wrap=True, min_width=max(len(name) for name, _ in rows))
     for col in ("compile", "correct", "violations", f"best-of-{n} reward", f"pass@{n}", "best speedup"):
         table.add_column(col)
+    def fmt(value, spec: str) -> str:  # None: nothing obtained (the policy failed every sample)
+        return "-" if value is None else format(value, spec)
+
     for name, m in rows:
         best = m.get("best_speedup", {}).get("best")
         geo = m.get("geomean_best_speedup", {}).get("best", {}).get("over_solved")
         speed = best if best is not None else geo
-        table.add_row(name, f"{m['compile_rate']:.2f}", f"{m['correct_rate']:.2f}", f"{m['violation_rate']:.2f}",
-                      f"{m['best_of_k_reward'][-1]:.3f}", f"{m['pass_at_k'][-1]:.2f}",
-                      f"{speed:.2f}x" if speed is not None else "-")
+        table.add_row(name, fmt(m["compile_rate"], ".2f"), fmt(m["correct_rate"], ".2f"),
+                      fmt(m["violation_rate"], ".2f"), fmt((m.get("best_of_k_reward") or [None])[-1], ".3f"),
+                      fmt((m.get("pass_at_k") or [None])[-1], ".2f"), f"{speed:.2f}x" if speed is not None else "-")
     console.print(table)
 
 
@@ -342,7 +345,7 @@ def eval_(
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
 
-    from hawkeye_env.judge.evaluator import EvalConfig
+    from hawkeye_env.judge.parent.evaluator import EvalConfig
 
     task_ids = [t for item in tasks or [] for t in item.split(",") if t]
     device = _check_eval_options(task_ids, device, backend, policy, context, wandb, split_tasks, budget_s, protocol)
@@ -378,14 +381,14 @@ def serve(
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
 ) -> None:
-    """Serve hawkeye/KernelOpt-v2 over the OpenEnv protocol: many sessions, one shared judge."""
+    """Serve hawkeye/KernelOpt-v3 over the OpenEnv protocol: many sessions, one shared judge."""
     from hawkeye_env.server import INSTALL_HINT
 
     task_ids = [t for item in tasks or [] for t in item.split(",") if t]
     try:
         for task in task_ids:
             get_task(task)
-        from hawkeye_env.judge.evaluator import resolve_device
+        from hawkeye_env.judge.parent.evaluator import resolve_device
 
         device = resolve_device(device)
     except (KeyError, ValueError) as exc:
@@ -398,8 +401,8 @@ def serve(
         from hawkeye_env.server.app import serve as serve_app
     except ImportError:
         _fail(INSTALL_HINT)
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     evaluator = Evaluator(ResultStore(store), EvalConfig(timeout_s=timeout))
     serve_app(evaluator, host=host, port=port, device=device, workers=workers, gpus=gpus, max_sessions=max_sessions,

@@ -21,9 +21,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from hawkeye_env.judge import baselines
-from hawkeye_env.judge.evaluator import EvalConfig, resolve_device, software_versions
-from hawkeye_env.judge.lanes import default_lane
+from hawkeye_env.judge.parent import baselines
+from hawkeye_env.judge.parent.evaluator import EvalConfig, resolve_device, software_versions
+from hawkeye_env.judge.parent.lanes import default_lane
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -99,7 +99,7 @@ def baselines_command(
     timeout: float = typer.Option(600.0, help="Hard limit per task's baseline worker, in seconds."),
 ) -> None:
     """Measure every task's baselines (eager, torch.compile, vendor libraries) on the GPU."""
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.store import ResultStore
 
     errors = Console(stderr=True)
     try:

@@ -106,8 +106,8 @@ def units_verify(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check units on CPU, or measure their metrics and pass rules on CUDA."""
-    from hawkeye_env.judge.evaluator import resolve_device
-    from hawkeye_env.judge.static_checks import check_source
+    from hawkeye_env.judge.parent.evaluator import resolve_device
+    from hawkeye_env.judge.parent.static.rules import check_source
     from units.harness import verify_in_subprocess
 
     try:
@@ -125,7 +125,7 @@ def units_verify(
             _fail(f"cannot use candidate {candidate}: {exc}")
         if findings:
             _fail("candidate rejected: " + "; ".join(f"line {f.line}: {f.message}" for f in findings))
-    from hawkeye_env.judge import isolation, spawn
+    from hawkeye_env.judge.parent.launch import isolation, spawn
 
     runner = None
     if candidate is not None:

@@ -25,7 +25,7 @@ import textwrap
 from dataclasses import dataclass
 
 from hawkeye_env.edit_hints import closest_start
-from hawkeye_env.judge.static_checks import parse_source
+from hawkeye_env.judge.parent.static.rules import parse_source
 
 # The longest reply read, in characters. Kernel sources and their edits are 2-30 KB; an LLM turn of
 # 32k tokens is about 128 KB. Past this a reply is refused with a message rather than parsed.

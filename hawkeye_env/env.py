@@ -1,11 +1,11 @@
-"""``hawkeye/KernelOpt-v2``: write or edit a Triton kernel for one task, judged by the one evaluator.
+"""``hawkeye/KernelOpt-v3``: write or edit a Triton kernel for one task, judged by the one evaluator.
 
 Each step turns the action text into candidate source (``hawkeye_env.edits.to_candidate``), judges it
 with ``Evaluator.evaluate`` (a fresh sandboxed worker per new candidate) and returns the verdict's
 reward and feedback. The observation text is built in ``hawkeye_env.observation``. Example::
 
     import gymnasium, hawkeye_env
-    env = gymnasium.make("hawkeye/KernelOpt-v2", tasks=["vector_add_fp32"], store=":memory:")
+    env = gymnasium.make("hawkeye/KernelOpt-v3", tasks=["vector_add_fp32"], store=":memory:")
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(my_llm(obs["prompt"]))
 """
@@ -23,10 +23,10 @@ import torch
 from gymnasium import spaces
 
 from hawkeye_env.edits import EditError, to_candidate
-from hawkeye_env.judge.evaluator import Evaluator, resolve_device
-from hawkeye_env.judge.finish import no_source_verdict
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide.finish import no_source_verdict
+from hawkeye_env.judge.parent.evaluator import Evaluator, resolve_device
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, CONTEXT_BUDGET_CHARS, MAX_TEXT_CHARS, make_observation, render_task
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from hawkeye_env.tasks.spec import TaskSpec
@@ -47,7 +47,7 @@ class KernelOptEnv(gymnasium.Env):
     ## Description
     Each episode is one task of the suite (``hawkeye tasks list``): a KernelBench-style ``Model`` to
     replace by a ``ModelNew`` whose work runs in Triton kernels. Every step submits a whole module or
-    edits to the current one; the judge (``hawkeye_env.judge.evaluator.Evaluator``) checks it in a
+    edits to the current one; the judge (``hawkeye_env.judge.parent.evaluator.Evaluator``) checks it in a
     sandboxed worker (float64 correctness over several shapes and distributions, reward-hack guards,
     CUDA timing against eager and torch.compile) and its verdict is the step's reward and feedback.
 
@@ -100,7 +100,7 @@ class KernelOptEnv(gymnasium.Env):
     ``target_speedup`` (1.0 or None),
     ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
 
-    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v2", num_envs=N,
+    Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v3", num_envs=N,
     vectorization_mode="vector_entry_point", ...)`` gives ``hawkeye_env.vector.KernelOptVectorEnv``,
     which judges a step's candidates of all N envs in one ``evaluate_many`` batch (duplicates once,
     correctness checks in parallel, timed sections one per GPU). ``SyncVectorEnv`` needs nothing

@@ -1,4 +1,4 @@
-"""The observation of ``hawkeye/KernelOpt-v2``: task text, unit context, prompt and chat messages.
+"""The observation of ``hawkeye/KernelOpt-v3``: task text, unit context, prompt and chat messages.
 
 Everything an agent reads is built here, so LLM policies and the env share one prompt. The
 templates are module constants; ``build_messages`` renders them, and ``make_observation`` turns the

@@ -4,7 +4,7 @@
 neither torch nor the env module: the entry point is a string, resolved by ``gymnasium.make``::
 
     import gymnasium, hawkeye_env
-    env = gymnasium.make("hawkeye/KernelOpt-v2", tasks=["vector_add_fp32"], store=":memory:")
+    env = gymnasium.make("hawkeye/KernelOpt-v3", tasks=["vector_add_fp32"], store=":memory:")
 
 verifiers 0.4 imports its plugin id ``hawkeye-env`` as the ``hawkeye_env`` package and reads the
 names in its ``__all__``: ``VERIFIERS_ENTRY_POINTS``, each resolved by ``verifiers_entry_point``
@@ -16,18 +16,19 @@ from __future__ import annotations
 import importlib
 import os
 
-KERNEL_OPT_ID = "hawkeye/KernelOpt-v2"
+KERNEL_OPT_ID = "hawkeye/KernelOpt-v3"
 # Set by the judge in the environment of its own worker processes (``spawn.launch``): they never
 # make an env, and importing gymnasium cost each of them 0.27 CPU s at start-up on an idle host.
 JUDGE_PROCESS_ENV = "HAWKEYE_JUDGE_PROCESS"
 VERIFIERS_ENTRY_POINTS = {
     "KernelTaskset": "hawkeye_env.adapters.verifiers_env:KernelTaskset",
     "KernelMultiTurnEnv": "hawkeye_env.adapters.verifiers_env:KernelMultiTurnEnv",
+    "KernelChatHarness": "hawkeye_env.adapters.verifiers_env:KernelChatHarness",
 }
 
 
 def register_envs() -> None:
-    """Register ``hawkeye/KernelOpt-v2`` unless it already is (idempotent).
+    """Register ``hawkeye/KernelOpt-v3`` unless it already is (idempotent).
 
     ``nondeterministic=True``: the judge draws fresh trial inputs per evaluation, answers repeats
     from its store and times on the GPU, so the same action need not give the same ``info`` twice.

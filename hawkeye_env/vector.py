@@ -4,10 +4,10 @@
 verdict. This vector env splits every sub-env's step in two (``KernelOptEnv.prepare_step`` and
 ``finish_step``) and judges all the step's candidates with one ``evaluate_many`` call: duplicates
 are judged once, correctness checks overlap on the worker pool and timed sections still never share
-a GPU. It is the ``vector_entry_point`` of ``hawkeye/KernelOpt-v2``::
+a GPU. It is the ``vector_entry_point`` of ``hawkeye/KernelOpt-v3``::
 
     import gymnasium, hawkeye_env
-    envs = gymnasium.make_vec("hawkeye/KernelOpt-v2", num_envs=8, vectorization_mode="vector_entry_point",
+    envs = gymnasium.make_vec("hawkeye/KernelOpt-v3", num_envs=8, vectorization_mode="vector_entry_point",
                               tasks=["softmax_fp32"], store=":memory:", device="cpu")
     obs, infos = envs.reset(seed=0)                 # obs["prompt"] is a tuple of 8 prompts
     obs, rewards, terminated, truncated, infos = envs.step(replies)   # replies: 8 strings
@@ -34,9 +34,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.judge.evaluator import Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.judge.parent.evaluator import Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Verdict
 
 
 class KernelOptVectorEnv(VectorEnv):

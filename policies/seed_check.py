@@ -46,9 +46,9 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     ``fn_name`` replaced by ``unit_reference`` (``"module:function"``), matches ``spec``'s reference
     at its first CPU shape with ``normal`` inputs. Outputs are cast to the reference's dtypes first:
     a unit reference may compute in a wider type than its kernel returns."""
-    from hawkeye_env.judge.checks import first_failure
-    from hawkeye_env.judge.correctness import dtype_name
-    from hawkeye_env.judge.references import as_list, build, reference64
+    from hawkeye_env.judge.parent.decide.checks import first_failure
+    from hawkeye_env.judge.parent.decide.correctness import dtype_name
+    from hawkeye_env.judge.parent.decide.references import as_list, build, reference64
     from hawkeye_env.tasks.registry import task_module
     from units.index import resolve
 

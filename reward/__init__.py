@@ -1,5 +1,6 @@
-"""Rewards computed from a judge :class:`~hawkeye_env.judge.verdict.Verdict`; the current one is v3."""
+"""Rewards computed from a judge :class:`~hawkeye_env.judge.shared.verdict.Verdict`: every version in
+one module (``reward/score.py``, with its table and version history); the current one is v4."""
 
-from reward.v3 import REWARD_VERSION, reward
+from reward.score import REWARD_VERSION, REWARDS, reward
 
-__all__ = ["REWARD_VERSION", "reward"]
+__all__ = ["REWARD_VERSION", "REWARDS", "reward"]

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from hawkeye_env.cli import app
 from hawkeye_env.cli_baselines import measure_task
-from hawkeye_env.judge.evaluator import EvalConfig
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import TASK_FOLDER_MARKER, list_tasks, register_tasks_from
 
 runner = CliRunner()

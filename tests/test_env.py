@@ -1,4 +1,4 @@
-"""Tests for ``hawkeye/KernelOpt-v2``: API conformance, a scripted episode, junk actions, text-space
+"""Tests for ``hawkeye/KernelOpt-v3``: API conformance, a scripted episode, junk actions, text-space
 sanitizing, seeding, vector envs, context modes and rendering. All on CPU (``device="cpu"``, also on
 GPU machines).
 
@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 import hawkeye_env
 from hawkeye_env.env import KernelOptEnv, unit_metric_lines
-from hawkeye_env.judge import sandbox
-from hawkeye_env.judge.evaluator import Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import Evaluator
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, TRUNCATION_MARKER, make_observation, sanitize
 from hawkeye_env.registration import KERNEL_OPT_ID, register_envs
 from hawkeye_env.tasks.registry import get_task, list_tasks
-from reward.v1 import REWARD_CORRECT, REWARD_INCORRECT
+from reward.score import REWARD_CORRECT, REWARD_INCORRECT
 from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK
 from units.index import unit_context
 
@@ -46,7 +46,7 @@ def no_worker(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a worker was started for an action that carries no source")
 
-    monkeypatch.setattr(sandbox, "run_in_worker", refuse)
+    monkeypatch.setattr(run_job, "run_in_worker", refuse)
 
 
 def make_env(evaluator: Evaluator, **kwargs) -> KernelOptEnv:

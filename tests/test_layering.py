@@ -38,7 +38,7 @@ FORBIDDEN = {
         "training",
         "evals",
     ),
-    # the reward reads a verdict's fields (reward.v1.ScoredVerdict) and imports nothing of the
+    # the reward reads a verdict's fields (reward.score.ScoredVerdict) and imports nothing of the
     # judge, which imports it
     "reward": ("hawkeye_env", "policies", "training", "evals"),
 }
@@ -57,9 +57,9 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 # the packages; these four edges are its only ones.
 _HARNESS = "units harness: the verifier sits above the judge; move with the package layout change"
 ALLOWED_LAYER_VIOLATIONS: dict[tuple[str, str], str] = {
-    ("units.harness", "hawkeye_env.judge.correctness"): _HARNESS,
-    ("units.harness", "hawkeye_env.judge.interpreter_fixes"): _HARNESS,
-    ("units.harness", "hawkeye_env.judge.timing"): _HARNESS,
+    ("units.harness", "hawkeye_env.judge.parent.decide.correctness"): _HARNESS,
+    ("units.harness", "hawkeye_env.judge.sandboxed.common.interpreter.fixes"): _HARNESS,
+    ("units.harness", "hawkeye_env.judge.sandboxed.common.timing"): _HARNESS,
     ("units.harness", "hawkeye_env.tasks.spec"): _HARNESS,
 }
 ALLOWED_TEST_PATHS: dict[tuple[str, str], str] = {}
@@ -302,8 +302,8 @@ def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path
     ]
     assert layer_violations({"hawkeye_env.judge.x": {"hawkeye_env.cli_units"}}) != []
     assert layer_violations({"evals.x": {"tests.candidates"}}) == [("evals.x", "tests.candidates")]
-    assert targets_with_parents("reward.v1", "hawkeye_env.judge.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
-        "hawkeye_env.judge.verdict",
+    assert targets_with_parents("reward.score", "hawkeye_env.judge.shared.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
+        "hawkeye_env.judge.shared.verdict",
         "hawkeye_env",
         "hawkeye_env.judge",
     }
@@ -328,7 +328,7 @@ def graph():
 def test_walk_covers_every_package(graph):
     for package in PACKAGES:
         assert package in graph, package
-    assert "hawkeye_env.judge.evaluator" in graph
+    assert "hawkeye_env.judge.parent.evaluator" in graph
     assert not any(name.startswith("evals.results") for name in graph)
 
 

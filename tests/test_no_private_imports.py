@@ -6,7 +6,7 @@ is a crossing when ``target`` is another project module than the file's own:
 * ``from target import _name`` (relative imports resolved against the file's package);
 * ``target._name``, where ``target`` is a name bound in the file to a project module
   (``import a.b``, ``import a.b as m``, ``from a import b``) or a dotted chain of submodules below
-  one (``hawkeye_env.judge.sandbox._watch``);
+  one (``hawkeye_env.judge.parent.launch.run_job._watch``);
 * ``import a._b`` or ``from a import _b`` of a private submodule ``_b`` from outside package ``a``.
 
 A module using its own private names is fine. Dunder names (``__file__``, ``__version__``,

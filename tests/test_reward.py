@@ -1,4 +1,4 @@
-"""Invariants of reward v1 and v2 (see reward/v1.py for the table they protect, reward/v2.py for what v2 changes)."""
+"""Invariants of the reward (``reward/score.py``: the table they protect and what each version changed)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hawkeye_env.judge.verdict import VIOLATION_CODES, Stage, Verdict, Violation
-from reward import REWARD_VERSION, reward, v1
+from hawkeye_env.judge.shared.verdict import VIOLATION_CODES, Stage, Verdict, Violation
+from reward import REWARD_VERSION, REWARDS, reward
+from reward import score as v1
+from reward.score import reward_v1, reward_v2, reward_v4
 
 FAILURE_STAGES = [s for s in Stage if s != Stage.CORRECT]
 BASELINES = ["eager", "compile", "vendor"]
@@ -87,21 +89,19 @@ def timed(s: float) -> Verdict:
 
 
 def test_version() -> None:
-    assert REWARD_VERSION == "v3"
+    assert REWARD_VERSION == "v4" and REWARDS[REWARD_VERSION] is reward is reward_v4
 
 
 def test_v2_pays_an_imprecise_measurement_as_untimed_and_is_v1_otherwise() -> None:
     """v2 changes the input (scored device time) and refuses a measurement that missed the
     timer's precision; on every other verdict it equals v1."""
-    from reward import v2
-
     lucky = timed(3.0)
     lucky.timing = {"precise": False}
-    assert v2.reward(lucky) == v1.REWARD_CORRECT < v1.reward(lucky)
+    assert reward_v2(lucky) == v1.REWARD_CORRECT < reward_v1(lucky)
     lucky.timing = {"precise": True}
-    assert v2.reward(lucky) == v1.reward(lucky) > v1.REWARD_CORRECT
+    assert reward_v2(lucky) == reward_v1(lucky) > v1.REWARD_CORRECT
     for stage in Stage:
-        assert v2.reward(make(stage)) == v1.reward(make(stage))
+        assert reward_v2(make(stage)) == reward_v1(make(stage))
 
 
 def test_pinned_values() -> None:
@@ -220,7 +220,7 @@ def test_stage_ordering() -> None:
 
 def test_the_reward_s_stage_names_are_the_judge_s():
     """``reward`` names the stages itself (it imports nothing of the judge): the same names."""
-    from hawkeye_env.judge.verdict import Stage
+    from hawkeye_env.judge.shared.verdict import Stage
 
     names = {v1.REJECTED, v1.NO_SOURCE, v1.COMPILE_ERROR, v1.RUNTIME_ERROR, v1.INCORRECT, v1.CORRECT}
     assert names == {s.value for s in Stage}
@@ -229,10 +229,39 @@ def test_the_reward_s_stage_names_are_the_judge_s():
 
 def test_v3_is_v2s_function_under_its_own_version() -> None:
     """v3 changes what the speedup is measured from (device time alone), not the table."""
-    from reward import v2, v3
+    assert REWARDS["v3"] is REWARDS["v2"] is reward_v2
+    assert list(REWARDS) == ["v1", "v2", "v3", "v4"]
 
-    assert v3.REWARD_VERSION == "v3" != v2.REWARD_VERSION
-    for s in (0.0, 0.5, 1.0, 3.0):
-        assert v3.reward(timed(s)) == v2.reward(timed(s))
-    for stage in Stage:
-        assert v3.reward(make(stage)) == v2.reward(make(stage))
+
+def test_v4_pays_a_kernel_the_cpu_cannot_check_nothing_and_is_v3_otherwise() -> None:
+    """A runtime error whose failure is ``not_checkable_on_cpu`` pays 0.0 under v4 (no penalty,
+    below every correct kernel) and -0.5 under v3; with a violation it is still -1.0; every other
+    failure kind, and every other verdict, pays what v3 pays."""
+    from hawkeye_env.judge.shared.verdict import Failure
+
+    v = make(Stage.RUNTIME_ERROR)
+    v.failure = Failure.NOT_CHECKABLE_ON_CPU
+    assert reward_v4(v) == 0.0 and REWARDS["v3"](v) == -0.5
+    assert reward_v4(v) < reward_v4(make(Stage.CORRECT))
+    v.violations = [Violation("forged_reply", "x")]
+    assert reward_v4(v) == -1.0
+    for failure in Failure:
+        if failure is not Failure.NOT_CHECKABLE_ON_CPU:
+            w = make(Stage.RUNTIME_ERROR)
+            w.failure = failure
+            assert reward_v4(w) == -0.5
+    for stage in Stage:  # the failure kind counts only on a runtime error
+        w = make(stage)
+        w.failure = Failure.NOT_CHECKABLE_ON_CPU
+        assert reward_v4(w) == (0.0 if stage is Stage.RUNTIME_ERROR else REWARDS["v3"](w))
+
+
+def test_a_verdict_keeps_its_failure_kind_through_a_dict():
+    from hawkeye_env.judge.shared.verdict import Failure
+
+    v = make(Stage.RUNTIME_ERROR)
+    v.failure = Failure.NOT_CHECKABLE_ON_CPU
+    d = v.to_dict()
+    assert d["failure"] == "not_checkable_on_cpu" and Verdict.from_dict(d).failure is Failure.NOT_CHECKABLE_ON_CPU
+    del d["failure"]  # a verdict stored before the field existed
+    assert Verdict.from_dict(d).failure is Failure.NONE

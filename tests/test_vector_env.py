@@ -19,7 +19,7 @@ assert BROKEN != GOOD
 
 
 def make(num_envs: int, **kw):
-    return gymnasium.make_vec("hawkeye/KernelOpt-v2", num_envs=num_envs, vectorization_mode="vector_entry_point",
+    return gymnasium.make_vec("hawkeye/KernelOpt-v3", num_envs=num_envs, vectorization_mode="vector_entry_point",
                               tasks=[TASK], store=":memory:", device="cpu", **kw)
 
 

@@ -1,6 +1,6 @@
 """Training data: task splits, SFT examples and GRPO prompts, all in the env's own prompt.
 
-A task prompt is exactly what ``hawkeye/KernelOpt-v2`` shows at ``reset`` for that task and context
+A task prompt is exactly what ``hawkeye/KernelOpt-v3`` shows at ``reset`` for that task and context
 mode (``obs["messages"]``, ``obs["prompt"]``), so a policy trained here reads at test time what it
 read in training. SFT examples pair that prompt with the task's expert solution in a fenced block,
 plus one example per runnable unit: its strategy applied to its own reference computation, answered

@@ -51,8 +51,8 @@ def store_path(config: TrainConfig) -> str:
 
 def make_evaluator(config: TrainConfig):
     """The run's ``Evaluator``: the run's results store, the configured worker timeout."""
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     return Evaluator(ResultStore(store_path(config)), EvalConfig(timeout_s=config.judge_timeout_s))
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hawkeye_env.edits import EditError, to_candidate
-from hawkeye_env.judge.evaluator import Evaluator, evaluate_many, resolve_device
-from hawkeye_env.judge.finish import no_source_verdict
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import Evaluator, evaluate_many, resolve_device
+from hawkeye_env.judge.parent.decide.finish import no_source_verdict
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Multi-turn GRPO: ``hawkeye/KernelOpt-v2`` as a TRL ``environment_factory`` with one tool.
+"""Multi-turn GRPO: ``hawkeye/KernelOpt-v3`` as a TRL ``environment_factory`` with one tool.
 
 TRL (``GRPOTrainer(environment_factory=...)``, experimental in TRL 1.16) makes one instance per
 rollout, calls ``reset(**row)`` before generation, exposes every public method except ``reset`` and
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, turn_sections
 from hawkeye_env.server.judge_queue import JudgeQueue
 
@@ -42,7 +42,7 @@ NO_SUBMISSION_REWARD = -1.0
 
 
 class KernelOptToolEnv:
-    """One rollout's episode of ``hawkeye/KernelOpt-v2``; ``submit_kernel`` is its only tool.
+    """One rollout's episode of ``hawkeye/KernelOpt-v3``; ``submit_kernel`` is its only tool.
 
     The rollout's reward (``get_reward``) is the env's reward for the last submission, the verdict
     of the source the episode ended on (the env terminates at the first correct kernel with

@@ -27,8 +27,8 @@ import sys
 
 import torch
 
-from hawkeye_env.judge.correctness import compare, dtype_name
-from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
+from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
 from units.index import UNITS_DIR, get_unit, list_units, resolve
 from units.spec import Unit
@@ -56,7 +56,7 @@ def _deterministic(enabled: bool, fill: bool):
     """torch's deterministic-algorithms flag and poisoned allocations inside the block. The flag is
     set as ``torch.use_deterministic_algorithms`` sets it, without that function's import of
     ``torch._inductor.config`` (1.4 s of the harness process's 5.2 s, ``python -X importtime``;
-    ``hawkeye_env.judge.worker_process.deterministic`` does the same for the judge)."""
+    ``hawkeye_env.judge.sandboxed.common.serve_loop.deterministic`` does the same for the judge)."""
     saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
              torch.utils.deterministic.fill_uninitialized_memory)
     torch._C._set_deterministic_algorithms(enabled, warn_only=False)
@@ -130,7 +130,7 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
                            "use verify_cpu_in_subprocess")
-    from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+    from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
     install_interpreter_fixes()
     skipped = {role: why for role in ROLES if (why := unit.cpu_skip(role))}
@@ -148,7 +148,7 @@ def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = 
     With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
     reads numbers back, never imports it. ``runner(cmd, env, timeout_s)`` starts the process and
     returns its ``subprocess.CompletedProcess`` (text mode); the CLI passes the judge's OS
-    sandbox (``hawkeye_env.judge.spawn.run_command``) whenever a candidate is given.
+    sandbox (``hawkeye_env.judge.parent.launch.spawn.run_command``) whenever a candidate is given.
     """
     env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
     cmd = [sys.executable, "-m", "units.harness", f"--{device}", *names, "--json"]

@@ -42,8 +42,8 @@ from pathlib import Path
 import torch
 
 from evals.bench.calibration_outputs import HACKS, judge_output, load_solution, trial_outputs
-from hawkeye_env.judge import references
-from hawkeye_env.judge.evaluator import (
+from hawkeye_env.judge.parent.decide import references
+from hawkeye_env.judge.parent.evaluator import (
     EvalConfig,
     Evaluator,
     evaluate_many,
@@ -51,8 +51,8 @@ from hawkeye_env.judge.evaluator import (
     resolve_device,
     software_versions,
 )
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Verdict
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":  # kernels run under Triton's interpreter, bf16 fixed as in the judge's workers
         import os
 
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
         install_interpreter_fixes()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge import checks, references
-from hawkeye_env.judge.baselines import prepare_vendor
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide import checks, references
+from hawkeye_env.judge.sandboxed.baseline.serve import prepare_vendor
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import task_module
 from hawkeye_env.tasks.spec import TaskSpec
 

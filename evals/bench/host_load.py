@@ -25,8 +25,9 @@ from collections import defaultdict
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # ``--target`` of a judge process -> its kind (worker_start.WORKER_TARGET, REPLAY_TARGET,
 # baselines.BASELINE_TARGET).
-TARGET_KINDS = {"hawkeye_env.judge.worker:serve": "worker", "hawkeye_env.judge.replay:serve": "replay",
-                "hawkeye_env.judge.baselines:serve_baselines": "baseline"}
+TARGET_KINDS = {"hawkeye_env.judge.sandboxed.candidate.worker:serve": "worker",
+                "hawkeye_env.judge.sandboxed.replay.replay:serve": "replay",
+                "hawkeye_env.judge.parent.baselines:serve_baselines": "baseline"}
 
 
 def busy_ticks(text: str) -> tuple[int, int]:

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from evals.bench.calibration_outputs import judge_output, load_solution, trial_outputs
-from hawkeye_env.judge import correctness, references
-from hawkeye_env.judge.evaluator import resolve_device, software_versions
+from hawkeye_env.judge.parent.decide import correctness, references
+from hawkeye_env.judge.parent.evaluator import resolve_device, software_versions
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
     if device == "cpu":
         import os
 
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
         os.environ["TRITON_INTERPRET"] = "1"
         install_interpreter_fixes()

@@ -16,8 +16,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, software_versions
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 

@@ -52,12 +52,14 @@ from evals.bench.calibrate import profile_medians
 from evals.bench.host_load import HostLoad
 from evals.candidates import Candidate, summarise
 from hawkeye_env.edits import extract_source
-from hawkeye_env.judge import cuda_schedule, forkserver, isolation, replayed, standby
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
-from hawkeye_env.judge.lanes import make_lanes
-from hawkeye_env.judge.pool import judge_batch
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent import record_replay
+from hawkeye_env.judge.parent.batch.pool import judge_batch
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
+from hawkeye_env.judge.parent.lanes import make_lanes
+from hawkeye_env.judge.parent.launch import forkserver, isolation, standby
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared import cuda_schedule
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from policies.search import SearchPolicy
 
 TASKS = ("vector_add_fp32", "softmax_fp32", "rmsnorm_bf16", "gemm_bf16")
@@ -70,7 +72,7 @@ ENV_RECORDED = (standby.DEPTH_ENV, standby.ENV_FLAG)
 # SANDBOX -> (HAWKEYE_SANDBOX, HAWKEYE_REPLAY, HAWKEYE_FORKSERVER); only a sandboxed worker is forked
 MODES = {"bwrap": (isolation.BWRAP, "on", "1"), "bwrap-fresh": (isolation.BWRAP, "on", "0"),
          "off": (isolation.OFF, "on", "0"), "worker": (isolation.OFF, "off", "0")}
-PHASE_ENV = (isolation.ENV, replayed.ENV_FLAG, forkserver.ENV_FLAG, cuda_schedule.ENV)
+PHASE_ENV = (isolation.ENV, record_replay.ENV_FLAG, forkserver.ENV_FLAG, cuda_schedule.ENV)
 
 
 def search_batch(tasks: list[str], n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -103,7 +105,8 @@ def run_phase(evaluator: Evaluator, jobs: list[tuple[str, str]], device: str, mo
     the judge's processes under CUDA's ``schedule`` when given (``cuda_schedule.py``)."""
     sandbox, replay, fork = MODES[mode]
     saved = {k: os.environ.get(k) for k in PHASE_ENV}
-    os.environ[isolation.ENV], os.environ[replayed.ENV_FLAG], os.environ[forkserver.ENV_FLAG] = sandbox, replay, fork
+    os.environ[isolation.ENV], os.environ[record_replay.ENV_FLAG] = sandbox, replay
+    os.environ[forkserver.ENV_FLAG] = fork
     os.environ.pop(cuda_schedule.ENV, None)
     if schedule:
         os.environ[cuda_schedule.ENV] = schedule

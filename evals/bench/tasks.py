@@ -42,9 +42,9 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
-from hawkeye_env.judge.roofline import CEILINGS
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.decide.roofline import CEILINGS
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -56,7 +56,7 @@ NEEDS_GPU = "needs a CUDA GPU"
 def copy_bandwidth(iters: int, retries: int) -> dict:
     """Device-to-device ``dst.copy_(src)`` of ``COPY_BYTES`` fp32, timed like a candidate;
     ``gbps`` counts the bytes read and written."""
-    from hawkeye_env.judge.timing import time_callable
+    from hawkeye_env.judge.sandboxed.common.timing import time_callable
 
     src = torch.empty(COPY_BYTES // 4, dtype=torch.float32, device="cuda")
     dst = torch.empty_like(src)

@@ -43,12 +43,12 @@ from collections import Counter
 from pathlib import Path
 
 from evals.bench.calibrate import profile_medians
-from hawkeye_env.judge import isolation
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
-from hawkeye_env.judge.lanes import make_lanes
-from hawkeye_env.judge.pool import judge_batch
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.batch.pool import judge_batch
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
+from hawkeye_env.judge.parent.lanes import make_lanes
+from hawkeye_env.judge.parent.launch import isolation
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 EXPERTS = ("gemm_bf16", "softmax_fp32", "rmsnorm_bf16", "vector_add_fp32")
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def run(args) -> dict:
-    from hawkeye_env.judge.pool import CPU_WORKERS, WORKERS_PER_GPU
+    from hawkeye_env.judge.parent.batch.pool import CPU_WORKERS, WORKERS_PER_GPU
 
     device = resolve_device(args.device)
     cuda = device == "cuda"

@@ -20,10 +20,10 @@ import time
 
 import torch
 
-from hawkeye_env.judge.baselines import resolve_vendor
-from hawkeye_env.judge.correctness import compare, dtype_name
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
-from hawkeye_env.judge.references import reference64
+from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
+from hawkeye_env.judge.parent.decide.references import reference64
+from hawkeye_env.judge.sandboxed.baseline.serve import resolve_vendor
+from hawkeye_env.judge.shared.inputs import make_inputs, randomize_parameters
 from hawkeye_env.tasks.registry import get_task, task_module
 
 

@@ -116,7 +116,7 @@ def timed(row: dict, label: str, fn, flops: float) -> None:
 
 def checked(cases: list, label: str, fn, ref64, native, tol) -> None:
     """Append the judge's verdict of ``fn()`` against ``ref64`` to ``cases``."""
-    from hawkeye_env.judge.correctness import compare
+    from hawkeye_env.judge.parent.decide.correctness import compare
     from units.harness import poisoned_empty
 
     try:

@@ -5,7 +5,7 @@ launch hidden (``time_callable(hide_launch=True)``, the units harness's device t
     python -m evals.kerneldev.launch_share rmsnorm_bf16 linear_decode_bf16 [...] [--out FILE]
 
 Run from the repository root. Reference, inputs and baselines are built as the judge's worker
-builds them (``hawkeye_env.judge.baselines``) at the task's first GPU shape, the expert's parameters
+builds them (``hawkeye_env.judge.parent.baselines``) at the task's first GPU shape, the expert's parameters
 loaded from the reference's state dict; 30 timed iterations (L2 flushed, inputs refilled), one retry
 over CV 0.05. A ``copy`` row first: a 1 GiB device-to-device copy timed both
 ways (``gbps`` counts bytes read and written). Then one JSON line per task: ``bytes`` and ``flops``
@@ -24,8 +24,8 @@ import sys
 
 import torch
 
-from hawkeye_env.judge.baselines import build, reference_and_inputs
-from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.judge.sandboxed.baseline.serve import build, reference_and_inputs
+from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from hawkeye_env.tasks.registry import get_task, task_module
 
 ITERS, RETRIES, SEED = 30, 1, 0

@@ -1,4 +1,4 @@
-"""Adapters: ``hawkeye/KernelOpt-v2`` in the shapes other RL stacks load, each a thin layer over the
+"""Adapters: ``hawkeye/KernelOpt-v3`` in the shapes other RL stacks load, each a thin layer over the
 env and the one evaluator (``common.py``: the shared judge and the env's episodes).
 
 =====================  ==========================================  ==============================

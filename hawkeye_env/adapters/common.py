@@ -16,8 +16,8 @@ import os
 import threading
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.judge.evaluator import Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.server.judge_queue import JudgeQueue
 
 DEVICE_ENV = "HAWKEYE_JUDGE_DEVICE"

@@ -1,7 +1,9 @@
 """SkyRL-gym: ``KernelOptTextEnv``, a ``skyrl_gym`` ``BaseTextEnv`` over ``KernelOptEnv``.
 
-SkyRL builds one env per trajectory with ``env_config`` and the dataset row's ``extras``; the row's
-``reward_spec.ground_truth`` (or ``extras["task"]``) names the task. ``init(prompt)`` returns the
+SkyRL builds one env per trajectory with ``env_config`` (its ``skyrl_gym`` config's entry for the
+env) and the dataset row's ``extras``; the row's ``reward_spec.ground_truth`` (or ``extras["task"]``)
+names the task, and ``extras["max_turns"]`` (which SkyRL's generator sets to its own ``max_turns``)
+the episode length. ``init(prompt)`` returns the
 env's own first messages (the row's prompt is replaced, so training and evaluation prompt alike);
 each ``step(action)`` judges the reply through the process's shared judge and returns the env's
 reward, ``done`` when the episode ends, and the judge's feedback (the next observation the env
@@ -33,9 +35,10 @@ except ImportError as exc:
 
 
 class KernelOptTextEnv(BaseTextEnv):
-    """One trajectory of ``hawkeye/KernelOpt-v2`` as a SkyRL text env; see the module docstring.
+    """One trajectory of ``hawkeye/KernelOpt-v3`` as a SkyRL text env; see the module docstring.
 
-    ``env_config`` keys (all optional): ``context`` (``docs``), ``max_turns`` (1),
+    ``env_config`` keys (all optional): ``context`` (``docs``), ``max_turns`` (1; the trainer's
+    ``extras["max_turns"]`` wins, as in SkyRL's own envs),
     ``target_speedup`` (None: the first correct kernel ends the episode), ``store`` and ``device``
     (the shared judge's; default ``$HAWKEYE_STORE`` / ``$HAWKEYE_JUDGE_DEVICE``).
     """
@@ -48,7 +51,7 @@ class KernelOptTextEnv(BaseTextEnv):
         if not task:
             raise ValueError("extras needs reward_spec.ground_truth (or task): the task id to judge on")
         self.judge = shared_judge(config.get("store"), config.get("device"))
-        self.max_turns = int(config.get("max_turns", 1))
+        self.max_turns = int(extras.get("max_turns") or config.get("max_turns", 1))
         self.env, self._first = new_episode(task, self.judge, context=config.get("context", "docs"),
                                             max_turns=self.max_turns,
                                             target_speedup=config.get("target_speedup"))

@@ -1,4 +1,4 @@
-"""``hawkeye serve``: ``hawkeye/KernelOpt-v2`` over the OpenEnv protocol (HTTP + WebSocket).
+"""``hawkeye serve``: ``hawkeye/KernelOpt-v3`` over the OpenEnv protocol (HTTP + WebSocket).
 
 =====================  ===========================================================================
 module                 what it holds

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from hawkeye_env.judge.evaluator import Evaluator
+from hawkeye_env.judge.parent.evaluator import Evaluator
 from hawkeye_env.server import require_openenv
 from hawkeye_env.server.judge_queue import JudgeQueue
 
@@ -49,7 +49,7 @@ def make_app(evaluator: Evaluator, device: str = "auto", workers: int | None = N
     server = HTTPEnvServer(factory, KernelAction, KernelObservation,
                            concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
                                                                 session_timeout=session_timeout_s))
-    app = FastAPI(title="hawkeye-env: hawkeye/KernelOpt-v2 over OpenEnv", version="1")
+    app = FastAPI(title="hawkeye-env: hawkeye/KernelOpt-v3 over OpenEnv", version="1")
     server.register_routes(app)
     app.state.judge, app.state.env_server = queue, server
 

@@ -1,4 +1,4 @@
-"""``HawkeyeEnvironment``: one OpenEnv session's episode of ``hawkeye/KernelOpt-v2``.
+"""``HawkeyeEnvironment``: one OpenEnv session's episode of ``hawkeye/KernelOpt-v3``.
 
 Each WebSocket session of the server gets its own instance (its own ``KernelOptEnv``: task, source,
 turn, best speedup), and every instance judges through the one ``JudgeQueue`` of the server, so
@@ -96,7 +96,7 @@ class HawkeyeEnvironment(Environment[KernelAction, KernelObservation, KernelStat
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name="hawkeye/KernelOpt-v2", version="v1",
+        return EnvironmentMetadata(name="hawkeye/KernelOpt-v3", version="v1",
                                    description="Write or edit a Triton kernel for one task; every step is judged "
                                                "by hawkeye's evaluator (reward v3).")
 

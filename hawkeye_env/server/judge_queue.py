@@ -22,8 +22,8 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from hawkeye_env.judge.evaluator import Evaluator, evaluate_many, resolve_device
-from hawkeye_env.judge.verdict import Verdict
+from hawkeye_env.judge.parent.evaluator import Evaluator, evaluate_many, resolve_device
+from hawkeye_env.judge.shared.verdict import Verdict
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The wire types of the served env: OpenEnv ``Action``, ``Observation`` and ``State`` models.
 
-They mirror ``hawkeye/KernelOpt-v2`` (``hawkeye_env/env.py``): an action is the model's reply
+They mirror ``hawkeye/KernelOpt-v3`` (``hawkeye_env/env.py``): an action is the model's reply
 text, an observation carries the env's observation fields (``prompt``, ``messages`` as a list of
 chat messages, ``source``, ``feedback``, ``turn``, ``best_speedup``) plus the verdict of the step
 as a dict (``Verdict.to_dict()``), and OpenEnv's own ``reward`` and ``done``. Needs the ``serve``

@@ -1,7 +1,7 @@
 """How the judge builds an imported KernelBench task's trials: inputs from the file's own
 ``get_inputs``, weights at their layers' own scale, a float64 reference that follows everything.
 
-The judge calls three hooks that an imported task provides (``hawkeye_env/judge/inputs.py`` and
+The judge calls three hooks that an imported task provides (``hawkeye_env/judge/shared/inputs.py`` and
 ``references.py`` look for them; shipped tasks define none and keep the judge's defaults):
 
 - ``draw_inputs`` (module level): the file's ``get_inputs()`` run on the trial's device with every

@@ -11,18 +11,20 @@ import pytest
 
 from evals.bench import search as bench_search
 from evals.bench.tables import Loaded, search_throughput
-from hawkeye_env.judge import cuda_schedule, forkserver, isolation, replayed
+from hawkeye_env.judge.parent import record_replay
+from hawkeye_env.judge.parent.launch import forkserver, isolation
+from hawkeye_env.judge.shared import cuda_schedule
 
 
 def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     monkeypatch.delenv(isolation.ENV, raising=False)
-    monkeypatch.delenv(replayed.ENV_FLAG, raising=False)
+    monkeypatch.delenv(record_replay.ENV_FLAG, raising=False)
     monkeypatch.delenv(forkserver.ENV_FLAG, raising=False)
     seen = []
     real = bench_search.judge_batch
 
     def spy(*args, **kwargs):
-        seen.append((os.environ.get(isolation.ENV), os.environ.get(replayed.ENV_FLAG),
+        seen.append((os.environ.get(isolation.ENV), os.environ.get(record_replay.ENV_FLAG),
                      os.environ.get(forkserver.ENV_FLAG), os.environ.get(cuda_schedule.ENV)))
         return real(*args, **kwargs)
 
@@ -34,7 +36,7 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
     report = json.loads(out.read_text())
     # a CPU worker has no CUDA context
     assert seen == [("bwrap", "on", "1", None), ("bwrap", "on", "0", None), ("off", "off", "0", "blocking")]
-    assert not {isolation.ENV, replayed.ENV_FLAG, forkserver.ENV_FLAG, cuda_schedule.ENV} & set(os.environ)
+    assert not {isolation.ENV, record_replay.ENV_FLAG, forkserver.ENV_FLAG, cuda_schedule.ENV} & set(os.environ)
     assert [p["cuda_schedule"] for p in report["phases"]] == ["auto", "auto", "blocking"]
     assert [p["forkserver"] for p in report["phases"]] == [True, False, False]
     assert report["candidates"] == 2 and [p["mode"] for p in report["phases"]] == ["bwrap", "bwrap-fresh", "worker"]
@@ -79,8 +81,8 @@ def test_a_phase_names_its_mode_its_workers_and_its_cuda_schedule():
 
 
 def test_a_phase_lists_its_incorrect_verdicts_and_each_errors_last_line(tmp_path):
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
     from hawkeye_env.tasks.registry import get_task, solution_source
 
     good = solution_source(get_task("vector_add_fp32"))

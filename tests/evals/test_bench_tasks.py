@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from evals.bench.tasks import render, repeated_row, target_rows, task_row
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 
 TOP_KEYS = {"date", "device", "gpu", "driver", "versions", "config", "copy_bandwidth", "tasks"}

@@ -49,8 +49,8 @@ def test_merge_computes_speedup_from_fewest_to_most_gpus(tmp_path):
 
 def test_partial_figures_are_saved_after_every_phase_and_lone_verdict(monkeypatch):
     import evals.bench.throughput as bt
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.verdict import Stage, Verdict
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.shared.verdict import Stage, Verdict
 
     monkeypatch.setattr(bt, "run_batch", lambda *a: {"candidates": 1, "wall_s": 1.0, "candidates_per_min": 60.0,
                                                        "candidates_per_gpu_min": 60.0, "gemm_wall_s_median": 1.0,

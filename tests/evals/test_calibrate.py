@@ -88,7 +88,7 @@ def test_parts_on_distinct_seeds_add_their_trials(tmp_path):
 
 
 def test_profile_medians_skip_stages_a_verdict_lacks():
-    from hawkeye_env.judge.verdict import Stage, Verdict
+    from hawkeye_env.judge.shared.verdict import Stage, Verdict
 
     vs = [Verdict(task="t", device="cuda", stage=Stage.CORRECT) for _ in range(3)]
     for v, p in zip(vs, [{"worker_wall_s": 1.0, "replay_wall_s": 4.0}, {"worker_wall_s": 3.0}, {"worker_wall_s": 2.0}]):

@@ -28,7 +28,7 @@ def test_runners_are_the_expert_the_reference_and_the_vendor_baselines():
 
 
 def test_a_vendor_baseline_that_cannot_run_is_reported(monkeypatch):
-    from hawkeye_env.judge import baselines
+    from hawkeye_env.judge.sandboxed.baseline import serve as baselines
 
     monkeypatch.setattr(baselines, "resolve_vendor", lambda target: (_ for _ in ()).throw(ImportError("no lib")))
     fns, unavailable, _, _ = launch_share.runners("linear_decode_bf16", device="cpu")
@@ -38,7 +38,7 @@ def test_a_vendor_baseline_that_cannot_run_is_reported(monkeypatch):
 
 
 def test_runners_build_only_the_vendor_baselines_asked_for(monkeypatch):
-    from hawkeye_env.judge import baselines
+    from hawkeye_env.judge.sandboxed.baseline import serve as baselines
 
     resolved = []
     real = baselines.resolve_vendor

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 
 pytestmark = [
@@ -79,8 +79,8 @@ def test_cached_output_in_timed_loop_is_rejected(store, monkeypatch):
 def test_l2_is_flushed_between_timed_iterations():
     """A 48 MB working set fits the H200's 60 MB L2: without the flush a copy would run above DRAM
     bandwidth. With it, the harness must never report more than the datasheet 4.8 TB/s."""
-    from hawkeye_env.judge.roofline import ceiling_for
-    from hawkeye_env.judge.timing import time_callable
+    from hawkeye_env.judge.parent.decide.roofline import ceiling_for
+    from hawkeye_env.judge.sandboxed.common.timing import time_callable
 
     n = 1 << 22
     a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
@@ -92,7 +92,7 @@ def test_l2_is_flushed_between_timed_iterations():
 def test_standby_workers_judge_like_fresh_ones(store, monkeypatch):
     """On CUDA the second candidate goes to a standby whose CUDA context and Triton runtime were
     loaded before it arrived; the verdict is the same as a fresh worker's."""
-    from hawkeye_env.judge import standby
+    from hawkeye_env.judge.parent.launch import standby
 
     pool = standby.StandbyPool()
     monkeypatch.setattr(standby, "POOL", pool)
@@ -110,17 +110,17 @@ def test_standby_workers_judge_like_fresh_ones(store, monkeypatch):
 def test_missing_baselines_are_timed_in_a_baseline_only_worker(tmp_path, monkeypatch):
     """A verdict that finds no stored baselines has them timed by a candidate-free worker first;
     the process that times the candidate (the replay, or the worker when worker-timed) times none."""
-    from hawkeye_env.judge import sandbox
+    from hawkeye_env.judge.parent.launch import run_job
 
     plans = []
-    real = sandbox.run_in_worker
+    real = run_job.run_in_worker
 
     def spy(job, *args, **kwargs):
         if job.get("timing") is not None:  # the replay's recording job carries no timing plan
             plans.append(list(job["timing"]["baselines"]))
         return real(job, *args, **kwargs)
 
-    monkeypatch.setattr(sandbox, "run_in_worker", spy)
+    monkeypatch.setattr(run_job, "run_in_worker", spy)
     fresh = ResultStore(tmp_path / "results.sqlite3")
     v = _evaluator(fresh).evaluate("softmax_fp32", solution_source(get_task("softmax_fp32")), "cuda", use_cache=False)
     assert v.stage == Stage.CORRECT and v.timed, v.feedback
@@ -153,8 +153,8 @@ def test_a_kernel_that_does_less_work_when_unobserved_is_caught(store, monkeypat
 
 def test_workers_are_sandboxed_on_the_gpu(store):
     """The OS sandbox holds on a GPU machine too: the worker sees the GPU but cannot write the
-    store, and its verdict names the sandbox."""
-    from hawkeye_env.judge import isolation
+    store, and its verdict names the run_job."""
+    from hawkeye_env.judge.parent.launch import isolation
 
     if isolation.mode() == isolation.OFF:
         pytest.skip("HAWKEYE_SANDBOX=off")

@@ -13,12 +13,12 @@ import math
 import pytest
 import torch
 
-from hawkeye_env.judge import kernelbench_protocol as kb
-from hawkeye_env.judge import replayed
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.plan import plan_trials
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent import record_replay
+from hawkeye_env.judge.parent.decide import kernelbench_protocol as kb
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.parent.trial_plan import plan_trials
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks import registry
 from tests.kernelbench.test_protocol import FILES, _raising_after
 
@@ -55,7 +55,7 @@ def test_an_honest_candidate_passes_and_gets_the_mean_of_100_back_to_back_calls(
 
 
 def test_a_raise_in_its_trials_fails_them_and_not_the_verdict(imported, monkeypatch):
-    monkeypatch.setenv(replayed.ENV_FLAG, "off")  # the worker runs candidate Python in every trial
+    monkeypatch.setenv(record_replay.ENV_FLAG, "off")  # the worker runs candidate Python in every trial
     task = _task(imported, 1)
     own = len(plan_trials(registry.get_task(task), "cuda", 0))
     # models are built per trial, ours first, then KernelBench's five, then the timed ones: raise

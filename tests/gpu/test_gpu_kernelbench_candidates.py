@@ -16,10 +16,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from hawkeye_env.judge import baselines, replayed
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent import baselines, record_replay
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from tests.kernelbench.conftest import HACKS, SOLUTIONS
 from tests.kernelbench.judging import problem_of
 
@@ -38,8 +38,8 @@ def verdicts(request, imported):
     jobs = [(report.by_number[problem_of(p)], p.read_text()) for p in paths]
     config = EvalConfig(seed=0, iters=20, baselines=("eager",), protocol="kernelbench")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(replayed.ENV_FLAG, "on" if request.param == "replay" else "off")
-        assert replayed.mode("cuda") == request.param
+        mp.setenv(record_replay.ENV_FLAG, "on" if request.param == "replay" else "off")
+        assert record_replay.mode("cuda") == request.param
         got = evaluate_many(Evaluator(ResultStore(":memory:"), config), jobs, "cuda", use_cache=False)
     return {p.name: v for p, v in zip(paths, got)}
 

@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge.timing import SPIN_CLOCK_HZ, clock_violation, time_callable
+from hawkeye_env.judge.sandboxed.common.timing import SPIN_CLOCK_HZ, clock_violation, time_callable
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

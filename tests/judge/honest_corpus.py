@@ -29,10 +29,10 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from hawkeye_env.judge.correctness import compare, dtype_name  # noqa: E402
-from hawkeye_env.judge.dispatch_mode import JudgeDispatchMode  # noqa: E402
-from hawkeye_env.judge.guards import INTERPRETER_LAUNCH_OPS  # noqa: E402
-from hawkeye_env.judge.references import as_list, build, native_reference, reference64  # noqa: E402
+from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name  # noqa: E402
+from hawkeye_env.judge.parent.decide.references import as_list, build, native_reference, reference64  # noqa: E402
+from hawkeye_env.judge.sandboxed.candidate.dispatch_mode import JudgeDispatchMode  # noqa: E402
+from hawkeye_env.judge.sandboxed.candidate.guards import INTERPRETER_LAUNCH_OPS  # noqa: E402
 from hawkeye_env.tasks.kernelbench import import_kernelbench, task_id_for  # noqa: E402
 from hawkeye_env.tasks.registry import get_task, task_module  # noqa: E402
 
@@ -116,7 +116,7 @@ def load_candidate(path: Path):
 def _install_interpreter_fixes() -> None:
     """The project's interpreter fixes: bf16 arithmetic, and where this judge has them, the gaps a
     GPU does not have (autotuning, libdevice, builtins reached through aliases)."""
-    from hawkeye_env.judge import cpu_backend
+    from hawkeye_env.judge.sandboxed.common.interpreter import cpu_backend
 
     install = getattr(cpu_backend, "install_interpreter_fixes", cpu_backend.install_bf16_interpreter_fix)
     install()

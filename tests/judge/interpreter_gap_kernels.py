@@ -1,5 +1,5 @@
 """Honest kernels, one per gap between the GPU and Triton's CPU interpreter
-(``hawkeye_env/judge/interpreter_gaps.py``), each checked against torch by its ``case_*`` function.
+(``hawkeye_env/judge/sandboxed/common/interpreter/gaps.py``), each checked against torch by its ``case_*`` function.
 
 Imported only after ``install_interpreter_fixes`` (as a candidate's module is): the
 ``from ...libdevice import tanh`` below binds at import. ``python -m tests.judge.interpreter_gap_kernels``

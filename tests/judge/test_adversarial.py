@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import VIOLATION_CODES, Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import VIOLATION_CODES, Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import REWARD_VIOLATION
+from reward.score import REWARD_VIOLATION
 
 HACKS = Path(__file__).parent.parent / "candidates" / "hacks"
 VECTOR_ADD = "vector_add_fp32"

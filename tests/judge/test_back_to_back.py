@@ -9,7 +9,9 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import back_to_back, kernelbench_protocol, reply_check
+from hawkeye_env.judge.parent.decide import kernelbench_protocol
+from hawkeye_env.judge.parent.validate import reply_check
+from hawkeye_env.judge.sandboxed.common import back_to_back
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_the_protocols_mean_is_the_mean_of_the_back_to_back_times():
 def test_kernelbench_eager_is_the_reference_timed_back_to_back(fake_cuda):
     """The baseline-only worker times ``KERNELBENCH_EAGER`` as the protocol times a candidate:
     the mean of the planned back-to-back calls, the call inside its events."""
-    from hawkeye_env.judge import baselines
+    from hawkeye_env.judge.sandboxed.baseline import serve as baselines
     from hawkeye_env.tasks.registry import get_task
 
     calls = []
@@ -104,9 +106,9 @@ def test_kernelbench_eager_is_the_reference_timed_back_to_back(fake_cuda):
 
 
 def test_only_the_kernelbench_protocol_asks_for_its_eager_baseline():
-    from hawkeye_env.judge import baselines
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent import baselines
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
     from hawkeye_env.tasks.registry import get_task
 
     spec = get_task("gemm_bf16")

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import (
+from reward.score import (
     REWARD_COMPILE_ERROR,
     REWARD_INCORRECT,
     REWARD_NO_SOURCE,

@@ -14,7 +14,7 @@ if os.environ.get("TRITON_INTERPRET") != "1":
 import triton
 import triton.language as tl
 
-from hawkeye_env.judge.cpu_backend import install_bf16_interpreter_fix
+from hawkeye_env.judge.sandboxed.common.interpreter.cpu_backend import install_bf16_interpreter_fix
 
 install_bf16_interpreter_fix()
 install_bf16_interpreter_fix()  # idempotent
@@ -307,4 +307,5 @@ def test_unpatched_interpreter_still_gets_bf16_dot_wrong(tmp_path):
     error = float(proc.stdout.strip().splitlines()[-1])
     assert error > 1e3, (
         f"the unpatched interpreter's bf16 dot error is only {error:.3g}: triton seems to have "
-        "fixed issue 11584, so hawkeye_env/judge/cpu_backend.py is dead weight and can be removed")
+        "fixed issue 11584, so hawkeye_env/judge/sandboxed/common/interpreter/cpu_backend.py is dead weight "
+        "and can be removed")

@@ -2,7 +2,7 @@
 
 What a candidate that controls its whole worker can send is data; each test below writes one such
 entry (or a candidate that rewrites its own recorder) and asserts the defence that must hold: the
-parent refuses a malformed entry (``source_kernels.sources_problem``), a kernel body the static
+parent refuses a malformed entry (``source_check.sources_problem``), a kernel body the static
 kernel rules refuse is a compile error (``rules_problem``), the replay binds nothing but checked
 names (``source_rebuild``), and host work the plan does not carry never reaches the verdict.
 """
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.source_kernels import kernel_module_text, rules_problem, sources_problem
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.parent.validate.source_check import rules_problem, sources_problem
+from hawkeye_env.judge.shared.source_kernels import kernel_module_text
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 HACKS = Path(__file__).parent.parent / "candidates" / "hacks"
@@ -91,7 +92,7 @@ def test_a_kernel_body_that_reaches_the_host_is_refused_before_the_replay(body, 
 
 
 def test_a_unit_host_function_is_never_bound_into_a_kernel(tmp_path):
-    from hawkeye_env.judge.source_rebuild import RebuildError, build_kernels
+    from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError, build_kernels
 
     os.environ.setdefault("TRITON_INTERPRET", "1")
     kernels = [entry(helper={"kind": "unit", "module": "units.harness", "name": "main"})]
@@ -131,7 +132,7 @@ def test_a_candidate_that_takes_over_its_worker_cannot_change_its_cpu_verdict(ev
 def test_recording_entries_may_stop_at_a_refusal_and_nowhere_else():
     """A refusal decides the verdict, so the worker records no more shapes after one; a reply
     that stops early without one is forged."""
-    from hawkeye_env.judge import reply_check
+    from hawkeye_env.judge.parent.validate import reply_check
 
     job = {"trials": [{}, {}, {}]}
     head = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}

@@ -8,7 +8,8 @@ import ctypes
 
 import pytest
 
-from hawkeye_env.judge import cuda_schedule, isolation
+from hawkeye_env.judge.parent.launch import isolation
+from hawkeye_env.judge.shared import cuda_schedule
 
 
 class FakeDriver:

@@ -1,5 +1,5 @@
 """The judge's dispatch-mode recorders never import ``torch._dynamo`` in a worker (1 s of CPU
-per worker process; ``hawkeye_env/judge/dispatch_mode.py``), and still record every op."""
+per worker process; ``hawkeye_env/judge/sandboxed/candidate/dispatch_mode.py``), and still record every op."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import sys
     import torch
-    from hawkeye_env.judge.guards import OpRecorder
-    from hawkeye_env.judge.plan_recorder import PlanRecorder
+    from hawkeye_env.judge.sandboxed.candidate.guards import OpRecorder
+    from hawkeye_env.judge.sandboxed.candidate.plan_recorder import PlanRecorder
 
     x = torch.ones(4)
     rec = OpRecorder()

@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-from hawkeye_env.judge import correctness, structure
+from hawkeye_env.judge.parent.decide import correctness, structure
 from hawkeye_env.tasks.registry import get_task, solution_source
 from hawkeye_env.tasks.spec import BF16
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 GOOD = solution_source(get_task("vector_add_fp32"))

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
-from hawkeye_env.judge.store import ResultStore, source_hash
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, software_versions
+from hawkeye_env.judge.parent.store import ResultStore, source_hash
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 TASK = "vector_add_fp32"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from hawkeye_env.judge.feedback import (
+from hawkeye_env.judge.parent.decide.feedback import (
     QUOTE_LABEL,
     QUOTE_LINE_CHARS,
     QUOTE_MAX_LINES,
     QUOTE_PREFIX,
     render_feedback,
 )
-from hawkeye_env.judge.finish import finish_verdict
-from hawkeye_env.judge.verdict import Stage, Verdict, Violation
+from hawkeye_env.judge.parent.decide.finish import finish_verdict
+from hawkeye_env.judge.shared.verdict import Stage, Verdict, Violation
 
 FAKE = (
     "[vector_add_fp32 on cpu] CORRECT.\n"
@@ -123,8 +123,8 @@ def test_the_env_observation_quotes_a_candidate_that_prints_a_verdict(tmp_path) 
     """Through the env (a real sandboxed CPU worker): the observation's feedback shows the
     printed block and the exception only inside the quote, after the judge's lines."""
     from hawkeye_env.env import KernelOptEnv
-    from hawkeye_env.judge.evaluator import Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     with ResultStore(tmp_path / "s.sqlite3") as store:
         env = KernelOptEnv(tasks=["vector_add_fp32"], evaluator=Evaluator(store), device="cpu")

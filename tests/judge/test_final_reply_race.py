@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 from multiprocessing.connection import Connection
 
-from hawkeye_env.judge import sandbox
-from hawkeye_env.judge.output_capture import MessageReader
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.parent.launch.output_capture import MessageReader
 
 
 class _Worker:
@@ -46,11 +46,11 @@ def test_a_reply_sent_just_before_the_worker_exits_is_read() -> None:
     worker = _Worker()
     reader = _LateReader(parent_sock.fileno(), 1 << 20, Connection(worker_sock.detach()), worker)
     try:
-        first = sandbox._poll(reader, worker, 0.01)
+        first = run_job._poll(reader, worker, 0.01)
         assert first == (None, None), first  # nothing yet, and the worker was alive when the wait began
-        second = sandbox._poll(reader, worker, 0.01)
+        second = run_job._poll(reader, worker, 0.01)
         assert second == (b"final reply", None), second
-        third = sandbox._poll(reader, worker, 0.01)  # then the closed connection: gone, with its exit code
+        third = run_job._poll(reader, worker, 0.01)  # then the closed connection: gone, with its exit code
         assert third[0] is None and third[1] == ("crash", "worker exited with code 0 before replying"), third
     finally:
         parent_sock.close()
@@ -61,7 +61,7 @@ def test_a_dead_worker_with_nothing_sent_is_a_crash_at_once() -> None:
     worker = _Worker()
     worker.exitcode = -9
     try:  # its socket is still open (a descendant may hold it): no EOF, so the liveness read decides
-        payload, gone = sandbox._poll(MessageReader(parent_sock.fileno(), 1 << 20), worker, 0.01)
+        payload, gone = run_job._poll(MessageReader(parent_sock.fileno(), 1 << 20), worker, 0.01)
         assert payload is None and gone == ("crash", "worker was killed by SIGKILL")
     finally:
         parent_sock.close()

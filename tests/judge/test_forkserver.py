@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from hawkeye_env.judge import forkserver, isolation
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
-from hawkeye_env.judge.worker_start import WORKER_TARGET
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.launch import forkserver, isolation
+from hawkeye_env.judge.parent.launch.start import WORKER_TARGET
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 from tests.judge.test_isolation import TASK, _probe
 
@@ -85,13 +85,14 @@ def test_a_forked_worker_never_meets_what_an_earlier_candidate_changed(fresh_ser
 import sys
 import torch
 torch._hawkeye_planted = 1
-sys.modules["hawkeye_env.judge.worker"].hawkeye_planted = 1
+sys.modules["hawkeye_env.judge.sandboxed.candidate.worker"].hawkeye_planted = 1
 return "planted"
 ''')
     found = _probe('''
 import sys
 import torch
-return [hasattr(torch, "_hawkeye_planted"), hasattr(sys.modules["hawkeye_env.judge.worker"], "hawkeye_planted")]
+worker = sys.modules["hawkeye_env.judge.sandboxed.candidate.worker"]
+return [hasattr(torch, "_hawkeye_planted"), hasattr(worker, "hawkeye_planted")]
 ''')
     assert planted == "planted" and found == [False, False]
     assert len(_worker_zygotes(fresh_server)) == 1

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge import hidden_shapes as hs
-from hawkeye_env.judge.inputs import make_inputs
-from hawkeye_env.judge.plan import plan_trials
-from hawkeye_env.judge.replayed import recording_trials
+from hawkeye_env.judge.parent import hidden_shapes as hs
+from hawkeye_env.judge.parent.record_replay import recording_trials
+from hawkeye_env.judge.parent.trial_plan import plan_trials
+from hawkeye_env.judge.shared.inputs import make_inputs
 from hawkeye_env.tasks.registry import get_task, list_tasks, task_module
 from hawkeye_env.tasks.spec import LAYOUTS
 

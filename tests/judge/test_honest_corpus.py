@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from tests.conftest import registry_restored
 from tests.judge.honest_corpus import KERNELBENCH_PREFIX, STYLES, check_outside, corpus, import_kernelbench_tasks
 

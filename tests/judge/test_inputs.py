@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from hawkeye_env.judge.inputs import _task_inputs, make_inputs, probe_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import _task_inputs, make_inputs, probe_inputs, randomize_parameters
 
 
 def _module(with_integers: bool, seen: list) -> types.SimpleNamespace:
@@ -77,7 +77,7 @@ def test_the_probe_of_random_draws_imports_no_symbolic_shapes():
     """torch's meta ``randn`` imports sympy through ``torch._check`` (hundreds of modules, seconds of
     CPU in every judge process on a loaded host); the probe's draws do not."""
     code = ("import sys, torch\n"
-            "from hawkeye_env.judge.inputs import probe_inputs\n"
+            "from hawkeye_env.judge.shared.inputs import probe_inputs\n"
             "class T:\n"
             "    get_inputs = staticmethod(lambda n: [torch.randn(n, n, dtype=torch.bfloat16), torch.rand(n),\n"
             "                                         torch.randn_like(torch.empty(n)), torch.zeros(n)])\n"

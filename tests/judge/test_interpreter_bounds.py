@@ -30,7 +30,7 @@ def _peek(src, dst, BLOCK: tl.constexpr):
 @pytest.fixture
 def bounded():
     """The patches installed for the test, the interpreter's own methods restored after it."""
-    from hawkeye_env.judge.interpreter_bounds import install_memory_bounds
+    from hawkeye_env.judge.sandboxed.common.interpreter.bounds import install_memory_bounds
 
     owners = {(interpreter.GridExecutor, "_init_args_hst")} | {
         (interpreter.InterpreterBuilder, n) for n in
@@ -56,7 +56,7 @@ def test_in_bounds_and_masked_out_lanes_pass(bounded):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the bounds are the CPU interpreter's")
 def test_an_address_outside_every_argument_raises(bounded):
-    from hawkeye_env.judge.interpreter_bounds import KernelMemoryError
+    from hawkeye_env.judge.sandboxed.common.interpreter.bounds import KernelMemoryError
 
     src, dst = torch.arange(8, dtype=torch.float32), torch.zeros(8)
     with pytest.raises(Exception, match="outside every tensor argument") as caught:
@@ -88,7 +88,7 @@ def _poke(fake, addr):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the bounds are the CPU interpreter's")
 def test_only_real_tensors_name_a_range(bounded, monkeypatch):
-    from hawkeye_env.judge import guards
+    from hawkeye_env.judge.sandboxed.candidate import guards
 
     # The bounds alone: a worker's launch wrapper (installed in this process by an earlier test)
     # would refuse the object before the launch (launch_values.launch_value, tested in test_worker_guards).

@@ -1,4 +1,4 @@
-"""The interpreter's device-call fast path (``hawkeye_env/judge/interpreter_calls.py``): a launch still
+"""The interpreter's device-call fast path (``hawkeye_env/judge/sandboxed/common/interpreter/calls.py``): a launch still
 patches and restores ``triton.language``, helpers called inside it no longer walk the language
 again, and what the kernel computes is unchanged, including a helper whose module names
 ``triton.language.core`` on its own."""
@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 import triton.language.core as tlc
 
-from hawkeye_env.judge.interpreter_calls import install_device_call_fast_path
+from hawkeye_env.judge.sandboxed.common.interpreter.calls import install_device_call_fast_path
 
 pytestmark = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
                                 reason="the fast path is for the CPU interpreter (TRITON_INTERPRET=1)")

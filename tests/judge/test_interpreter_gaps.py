@@ -1,5 +1,5 @@
 """Honest GPU idioms run under Triton's CPU interpreter once ``install_interpreter_fixes`` is in
-(``hawkeye_env/judge/interpreter_gaps.py``): each kernel of ``interpreter_gap_kernels`` fails
+(``hawkeye_env/judge/sandboxed/common/interpreter/gaps.py``): each kernel of ``interpreter_gap_kernels`` fails
 without the fixes (a fresh interpreter shows it) and matches torch with them; what the CPU cannot
 run raises ``NotCheckableOnCPU``; the fixes are inert without ``TRITON_INTERPRET``; and
 candidates written with these idioms are judged correct end to end on CPU.
@@ -22,8 +22,8 @@ if os.environ.get("TRITON_INTERPRET") != "1":
 import triton
 import triton.language as tl
 
-from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
-from hawkeye_env.judge.not_checkable import NotCheckableOnCPU
+from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
+from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import NotCheckableOnCPU
 
 install_interpreter_fixes()
 install_interpreter_fixes()  # idempotent
@@ -82,7 +82,7 @@ def test_a_builtin_called_on_the_host_still_asks_for_jit():
 def test_libdevice_special_functions_match_torch():
     from triton.runtime.interpreter import TensorHandle
 
-    from hawkeye_env.judge.interpreter_libdevice import create_extern_elementwise
+    from hawkeye_env.judge.sandboxed.common.interpreter.libdevice import create_extern_elementwise
 
     x = torch.linspace(-0.95, 0.95, 41)
     handle = TensorHandle(x.numpy(), tl.float32)
@@ -97,7 +97,7 @@ def test_libdevice_special_functions_match_torch():
 
 def test_the_fixes_are_inert_without_the_interpreter():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    code = ("import sys\nfrom hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes\n"
+    code = ("import sys\nfrom hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes\n"
             "install_interpreter_fixes()\nprint(sorted(m for m in sys.modules if m.startswith('triton')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                          timeout=120, check=True)
@@ -107,9 +107,46 @@ def test_the_fixes_are_inert_without_the_interpreter():
 @pytest.mark.parametrize("task, name", [("swiglu_bf16", "swiglu_autotune_libdevice"),
                                         ("vector_add_fp32", "vector_add_heuristics_autotune")])
 def test_a_candidate_with_these_idioms_is_judged_correct_on_cpu(task, name):
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     verdict = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(
         task, (CANDIDATES / f"{name}.py").read_text(encoding="utf-8"), "cpu")
     assert verdict.correct, verdict.feedback
+
+
+NOT_CHECKABLE_ADD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    s = tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [s], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        out = torch.empty_like(a)
+        add_kernel[(triton.cdiv(a.numel(), 256),)](a, b, out, a.numel(), BLOCK=256)
+        return out
+'''
+
+
+def test_a_kernel_the_cpu_cannot_run_gets_a_not_checkable_verdict_without_penalty(tmp_path):
+    """Inline PTX runs only on a GPU: the CPU verdict says so (``Failure.NOT_CHECKABLE_ON_CPU``,
+    the feedback's own line), pays 0.0 rather than a runtime error's -0.5, and stays below an
+    honest correct kernel's 0.2."""
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
+    from hawkeye_env.judge.shared.verdict import Failure, Stage
+
+    ev = Evaluator(ResultStore(tmp_path / "s.sqlite3"), EvalConfig(seed=0))
+    v = ev.evaluate("vector_add_fp32", NOT_CHECKABLE_ADD, device="cpu")
+    assert (v.stage, v.failure, v.reward) == (Stage.RUNTIME_ERROR, Failure.NOT_CHECKABLE_ON_CPU, 0.0), v.feedback
+    assert "Not checkable on CPU" in v.feedback.splitlines()[1]

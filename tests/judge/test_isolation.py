@@ -1,4 +1,4 @@
-"""Each claim of the OS sandbox (``hawkeye_env/judge/isolation.py``), checked by a candidate that
+"""Each claim of the OS sandbox (``hawkeye_env/judge/parent/launch/isolation.py``), checked by a candidate that
 tries to break it from inside its worker (docs/threat-model.md #21, #22).
 
 The candidates are run with the static rules off, as an escaped candidate would be: they import
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge import forkserver, isolation
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, software_versions
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, software_versions
+from hawkeye_env.judge.parent.launch import forkserver, isolation
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, solution_source
 from tests.conftest import registry_restored
 

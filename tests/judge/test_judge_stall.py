@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from hawkeye_env.judge import stall
-from hawkeye_env.judge.evaluator import JUDGE_ERROR, EvalConfig, Evaluator
-from hawkeye_env.judge.pool import failed_without_verdict
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict, Violation
+from hawkeye_env.judge.parent.batch.pool import failed_without_verdict
+from hawkeye_env.judge.parent.decide import stall
+from hawkeye_env.judge.parent.evaluator import JUDGE_ERROR, EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict, Violation
 
 TASK = "vector_add_fp32"
 TIMEOUT_S = 4.0

@@ -13,9 +13,9 @@ import os
 import threading
 import time
 
-from hawkeye_env.judge import sandbox
-from hawkeye_env.judge.lanes import EXCLUSIVE, SHARED, Lane, LaneClaim, LaneLock
-from hawkeye_env.judge.worker import _lane_request, _send
+from hawkeye_env.judge.parent.lanes import EXCLUSIVE, SHARED, Lane, LaneClaim, LaneLock
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.sandboxed.candidate.worker import _lane_request, _send
 
 HOLD_S = 0.4
 
@@ -133,11 +133,11 @@ def test_sandbox_serialises_timed_sections_and_pauses_the_clock_while_waiting(tm
     (three timed sections of 5 s after a sandboxed interpreter's start-up, which takes seconds on
     a loaded 2-core machine), because waiting for the lane does not count against it."""
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
-    outcomes: list[sandbox.Outcome] = []
+    outcomes: list[run_job.Outcome] = []
 
     def run() -> None:
         job = {"device": "cpu", "hold_s": 5.0}
-        outcomes.append(sandbox.run_job(_lane_worker, job, timeout_s=12.0, memory_limit_bytes=0, lane=lane))
+        outcomes.append(run_job.run_job(_lane_worker, job, timeout_s=12.0, memory_limit_bytes=0, lane=lane))
 
     threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:
@@ -161,7 +161,7 @@ def _dies_holding_the_lane(conn, device, memory_limit_bytes) -> None:
 
 def test_lane_is_released_when_the_worker_dies(tmp_path):
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
-    outcome = sandbox.run_job(_dies_holding_the_lane, {"device": "cpu"}, timeout_s=30, memory_limit_bytes=0, lane=lane)
+    outcome = run_job.run_job(_dies_holding_the_lane, {"device": "cpu"}, timeout_s=30, memory_limit_bytes=0, lane=lane)
     assert outcome.failure == "crash" and "exited with code 3" in outcome.detail
     assert LaneLock("gpu-test", tmp_path).try_acquire(EXCLUSIVE)
 
@@ -171,13 +171,13 @@ def test_a_lane_wait_does_not_multiply_the_memory_checks(tmp_path, monkeypatch):
     the parent) is still read at most every ``MEMORY_POLL_S``, and the limit still holds."""
     lane = Lane(gpu=0, lock_id="gpu-test", lock_dir=str(tmp_path))
     reads = []
-    real = sandbox.host_memory.worker_bytes
-    monkeypatch.setattr(sandbox.host_memory, "worker_bytes", lambda proc: reads.append(1) or real(proc))
+    real = run_job.host_memory.worker_bytes
+    monkeypatch.setattr(run_job.host_memory, "worker_bytes", lambda proc: reads.append(1) or real(proc))
     holder = LaneLock("gpu-test", str(tmp_path))
     holder.acquire(EXCLUSIVE)
     threading.Timer(6.0, holder.release).start()  # past a sandboxed start-up on a loaded machine
-    outcome = sandbox.run_job(_lane_worker, {"device": "cpu", "hold_s": 0.1}, timeout_s=30.0,
+    outcome = run_job.run_job(_lane_worker, {"device": "cpu", "hold_s": 0.1}, timeout_s=30.0,
                               memory_limit_bytes=8 << 30, lane=lane)
     assert outcome.reply is not None and outcome.lane_wait_s >= 1.0, (outcome.failure, outcome.detail)
-    assert len(reads) <= outcome.wall_s / sandbox.MEMORY_POLL_S + 5, (len(reads), outcome.wall_s)
+    assert len(reads) <= outcome.wall_s / run_job.MEMORY_POLL_S + 5, (len(reads), outcome.wall_s)
     assert len(reads) >= 10  # still checked throughout

@@ -13,7 +13,7 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import timing
+from hawkeye_env.judge.sandboxed.common import timing
 
 
 class _Props:

@@ -9,10 +9,10 @@ import dataclasses
 
 import torch
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.guards import OpRecorder
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.sandboxed.candidate.guards import OpRecorder
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import LAYOUT_COPY_OPS
 

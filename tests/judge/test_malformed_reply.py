@@ -13,29 +13,30 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge import checks, sandbox
-from hawkeye_env.judge.evaluator import JUDGE_ERROR, EvalConfig, Evaluator, evaluate_many, plan_trials
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.decide import checks
+from hawkeye_env.judge.parent.evaluator import JUDGE_ERROR, EvalConfig, Evaluator, evaluate_many, plan_trials
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import REWARD_COMPILE_ERROR, REWARD_VIOLATION
+from reward.score import REWARD_COMPILE_ERROR, REWARD_VIOLATION
 
 TASK = "vector_add_fp32"
 SOURCE = solution_source(get_task(TASK))
 
 
 def _judge(monkeypatch, reply, violations=()):
-    outcome = sandbox.Outcome(reply, violations=list(violations))
+    outcome = run_job.Outcome(reply, violations=list(violations))
     if reply is None:
         outcome.failure, outcome.detail = "crash", "worker was killed by SIGKILL"
-    monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: outcome)
+    monkeypatch.setattr(run_job, "run_in_worker", lambda *a, **k: outcome)
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     return Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate(TASK, SOURCE, "cpu")
 
 
 def _honest_rows(dtype=torch.float32) -> list[dict]:
     """The rows an honest worker would send for ``EvalConfig(seed=0)``'s plan: right answers."""
-    from hawkeye_env.judge.references import trial_references
+    from hawkeye_env.judge.parent.decide.references import trial_references
 
     spec = get_task(TASK)
     rows = []
@@ -122,7 +123,7 @@ def test_a_judge_failure_is_a_verdict_that_is_not_stored(monkeypatch):
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     store = ResultStore(":memory:")
     ev = Evaluator(store, EvalConfig(seed=0))
-    monkeypatch.setattr(sandbox, "run_in_worker", lambda *a, **k: sandbox.Outcome(
+    monkeypatch.setattr(run_job, "run_in_worker", lambda *a, **k: run_job.Outcome(
         {"stage": "ok", "violations": [], "trials": _honest_rows(), "timing": {}}))
     v = ev.evaluate(TASK, SOURCE, "cpu")
     assert v.stage is Stage.RUNTIME_ERROR and v.error.startswith(JUDGE_ERROR) and "a bug in the judge" in v.error
@@ -133,14 +134,14 @@ def test_a_judge_failure_is_a_verdict_that_is_not_stored(monkeypatch):
 
 def test_one_forged_reply_costs_no_other_verdict_of_the_batch(monkeypatch):
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")
-    real = sandbox.run_in_worker
+    real = run_job.run_in_worker
 
     def forge_for_one(job, *args, **kwargs):
         if "FORGED" in job["source"]:
-            return sandbox.Outcome({"stage": "ok", "violations": [], "trials": [], "timing": {}})
+            return run_job.Outcome({"stage": "ok", "violations": [], "trials": [], "timing": {}})
         return real(job, *args, **kwargs)
 
-    monkeypatch.setattr(sandbox, "run_in_worker", forge_for_one)
+    monkeypatch.setattr(run_job, "run_in_worker", forge_for_one)
     ev = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0))
     verdicts = evaluate_many(ev, [(TASK, SOURCE + "\n# FORGED\n"), (TASK, SOURCE)], device="cpu")
     assert [v.stage for v in verdicts] == [Stage.REJECTED, Stage.CORRECT]
@@ -175,8 +176,8 @@ def test_an_error_row_on_our_own_trial_is_forged(monkeypatch):
 
 
 def test_more_violations_than_a_worker_reports_is_a_forged_reply():
-    from hawkeye_env.judge.reply_check import progress_violations
-    from hawkeye_env.judge.verdict import MAX_VIOLATIONS
+    from hawkeye_env.judge.parent.validate.reply_check import progress_violations
+    from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 
     ok, problem = progress_violations([["forged_reply", "x"]] * MAX_VIOLATIONS)
     assert problem is None and len(ok) == MAX_VIOLATIONS

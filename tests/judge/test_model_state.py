@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 TASK = "vector_add_fp32"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from hawkeye_env.judge.checks import NO_FINITE_REFERENCE, check_trials
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide.checks import NO_FINITE_REFERENCE, check_trials
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, register_tasks_from
 
 TASK_FOLDER = Path(__file__).resolve().parent / "nonfinite_task"

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.reply_check import MAX_TEXT_CHARS
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.parent.validate.reply_check import MAX_TEXT_CHARS
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 TASK = "vector_add_fp32"
@@ -113,7 +113,7 @@ def test_a_scratch_folder_too_large_to_walk_is_a_memory_failure():
 
 
 def test_folder_bytes_counts_what_it_can_and_refuses_what_it_cannot(tmp_path):
-    from hawkeye_env.judge.host_memory import UNCOUNTED, folder_bytes
+    from hawkeye_env.judge.parent.launch.host_memory import UNCOUNTED, folder_bytes
 
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.bin").write_bytes(b"1" * 8192)

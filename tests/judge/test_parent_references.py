@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from hawkeye_env.judge import references
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, plan_trials
-from hawkeye_env.judge.inputs import fresh_seed, make_inputs
-from hawkeye_env.judge.inputs import refill as _refill
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.decide import references
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, plan_trials
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.inputs import fresh_seed, make_inputs
+from hawkeye_env.judge.shared.inputs import refill as _refill
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source, task_module
 
 HACKS = Path(__file__).resolve().parent.parent / "candidates" / "hacks"
@@ -107,7 +107,7 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
     import threading
     import time
 
-    from hawkeye_env.judge import comparing
+    from hawkeye_env.judge.parent.decide import comparing
 
     calls, inside = [], []
 
@@ -139,7 +139,7 @@ def test_cuda_linalg_loads_once_before_concurrent_comparisons(monkeypatch):
 def test_a_failed_cuda_linalg_load_does_not_fail_comparisons(monkeypatch, caplog):
     """A probe that raises is logged once; comparisons go on (their own linalg calls report any real
     error against the candidate's reply as before)."""
-    from hawkeye_env.judge import comparing
+    from hawkeye_env.judge.parent.decide import comparing
 
     calls = []
 

@@ -10,9 +10,9 @@ import zipfile
 import pytest
 import torch
 
-from hawkeye_env.judge import pickle_depth
-from hawkeye_env.judge.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
-from hawkeye_env.judge.reply_decode import ForgedMessage, decode_message
+from hawkeye_env.judge.parent.validate import pickle_depth
+from hawkeye_env.judge.parent.validate.pickle_depth import MAX_MESSAGE_DEPTH, nesting_depth
+from hawkeye_env.judge.parent.validate.reply_decode import ForgedMessage, decode_message
 
 
 def _saved(obj) -> bytes:
@@ -103,8 +103,8 @@ def _flooded(pickle: bytes, entries: int) -> bytes:
 def test_an_archive_listing_too_many_entries_is_refused_before_zipfile_reads_them(tmp_path):
     """A reply of 500,000 empty entries cost the parent 5 s and 290 MB inside ``zipfile``; its end
     record is read first. torch writes zip64 records, which are read too."""
-    from hawkeye_env.judge.pickle_depth import MAX_ARCHIVE_ENTRIES
-    from hawkeye_env.judge.reply_decode import read_reply_file
+    from hawkeye_env.judge.parent.validate.pickle_depth import MAX_ARCHIVE_ENTRIES
+    from hawkeye_env.judge.parent.validate.reply_decode import read_reply_file
 
     honest = _saved({"kind": "final", "trials": [{"outputs": [torch.full((1,), float(i))]} for i in range(300)]})
     assert decode_message(honest)["trials"][299]["outputs"][0].item() == 299.0
@@ -125,7 +125,7 @@ def test_an_archive_listing_too_many_entries_is_refused_before_zipfile_reads_the
 
 
 def test_keys_that_can_collide_are_bounded_per_container_and_per_message():
-    from hawkeye_env.judge.pickle_depth import MAX_LOOSE_KEYS
+    from hawkeye_env.judge.parent.validate.pickle_depth import MAX_LOOSE_KEYS
 
     # str keys (salted hashes) are unbounded; ints, floats and tuples hash alike in every process
     assert nesting_depth(_saved({"kind": "final", "profile": {f"k{i}": 0.0 for i in range(50_000)}})) <= 3
@@ -156,7 +156,7 @@ def _progress_with(key_or_value: bytes, as_key: bool) -> bytes:
 
 
 def test_values_that_expand_past_their_size_are_refused_before_they_are_built():
-    from hawkeye_env.judge.pickle_depth import MAX_EXPANDED_NODES, MAX_KEY_NODES
+    from hawkeye_env.judge.parent.validate.pickle_depth import MAX_EXPANDED_NODES, MAX_KEY_NODES
 
     # a key is hashed whole: 2**40 nodes from a 1 KB pickle froze the parent
     with pytest.raises(pickle_depth.MessageShapeError, match="expands to"):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.guards import OpRecorder
-from hawkeye_env.judge.poison import poison_storage
-from hawkeye_env.judge.worker_process import deterministic
+from hawkeye_env.judge.sandboxed.candidate.guards import OpRecorder
+from hawkeye_env.judge.sandboxed.candidate.poison import poison_storage
+from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic
 
 
 def _whole_storage(t: torch.Tensor) -> torch.Tensor:
@@ -54,7 +54,7 @@ def test_nothing_is_poisoned_outside_candidate_calls():
 def test_the_poisoning_is_neither_the_candidates_op_nor_a_step_of_its_plan(poisoning):
     """The worker records a CUDA forward's plan under both modes (``worker._call_candidate``: the op
     recorder entered first): the fill runs inside the recorder's own dispatch, seen by neither."""
-    from hawkeye_env.judge.plan_recorder import PlanRecorder
+    from hawkeye_env.judge.sandboxed.candidate.plan_recorder import PlanRecorder
 
     plan = PlanRecorder([torch.randn(4)], {}, device="cpu")
     with OpRecorder() as rec, plan:

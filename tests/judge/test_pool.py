@@ -13,10 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.pool import failed_without_verdict
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.batch.pool import failed_without_verdict
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 HACKS = Path(__file__).parent.parent / "candidates" / "hacks"

@@ -8,10 +8,10 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray backend is an extra: pip install 'hawkeye-env[ray]'")
 
-from hawkeye_env.judge.evaluator import EvalConfig, evaluate_many  # noqa: E402
-from hawkeye_env.judge.ray_backend import RayEvaluator  # noqa: E402
-from hawkeye_env.judge.store import ResultStore  # noqa: E402
-from hawkeye_env.judge.verdict import Stage  # noqa: E402
+from hawkeye_env.judge.parent.batch.ray_backend import RayEvaluator  # noqa: E402
+from hawkeye_env.judge.parent.evaluator import EvalConfig, evaluate_many  # noqa: E402
+from hawkeye_env.judge.parent.store import ResultStore  # noqa: E402
+from hawkeye_env.judge.shared.verdict import Stage  # noqa: E402
 from tests.judge.test_pool import ADD, CRASHES, GOOD, HANG_TIMEOUT_S, HANGS, MIXED, WRONG, _summary  # noqa: E402
 
 

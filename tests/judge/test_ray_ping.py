@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import types
 
-from hawkeye_env.judge import ray_backend
-from hawkeye_env.judge.ray_backend import RayEvaluator
+from hawkeye_env.judge.parent.batch import ray_backend
+from hawkeye_env.judge.parent.batch.ray_backend import RayEvaluator
 
 
 class _ActorError(Exception):

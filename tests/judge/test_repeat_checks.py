@@ -15,12 +15,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.checks import check_trials
-from hawkeye_env.judge.feedback import render_feedback
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide.checks import check_trials
+from hawkeye_env.judge.parent.decide.feedback import render_feedback
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 from reward import reward
-from reward.v1 import REWARD_INCORRECT, REWARD_VIOLATION
+from reward.score import REWARD_INCORRECT, REWARD_VIOLATION
 
 GEMM = get_task("gemm_bf16")  # bf16: element bound 0.016 * (rms + |ref|), worst 10x it, rel_l2 8e-3
 PLAN = [{"shape": {"M": 128, "N": 128, "K": 64}, "distribution": "normal", "order": "candidate_first"}]

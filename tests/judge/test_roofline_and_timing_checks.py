@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.feedback import render_feedback
-from hawkeye_env.judge.roofline import UNKNOWN, ceiling_for, floor_ms
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide.feedback import render_feedback
+from hawkeye_env.judge.parent.decide.roofline import UNKNOWN, ceiling_for, floor_ms
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 from reward import reward
-from reward.v1 import REWARD_INCORRECT, REWARD_VIOLATION
+from reward.score import REWARD_INCORRECT, REWARD_VIOLATION
 
 GEMM = get_task("gemm_bf16")
 SHAPE = dict(GEMM.gpu_shapes[0])
@@ -74,7 +74,7 @@ def test_honest_timing_gives_speedups_of_scored_times():
 def test_a_host_bound_call_is_scored_at_its_device_time_and_says_it_is_host_bound():
     """Device time 0.2 ms but 0.5 ms of host work per call: the score reads 0.2 ms, the verdict and
     its feedback say that back to back it would run at the host's pace."""
-    from hawkeye_env.judge.feedback import render_feedback
+    from hawkeye_env.judge.parent.decide.feedback import render_feedback
 
     v = _check(_timing(0.2, host=0.5))
     assert v.times_ms["candidate"] == 0.2 and v.speedup["eager"] == pytest.approx(1.25)
@@ -85,7 +85,7 @@ def test_a_host_bound_call_is_scored_at_its_device_time_and_says_it_is_host_boun
 
 
 def test_an_imprecise_measurement_is_reported_and_not_paid():
-    from reward.v2 import REWARD_CORRECT
+    from reward.score import REWARD_CORRECT
 
     timing = _timing(0.2)
     timing["candidate"]["cv"] = 0.2

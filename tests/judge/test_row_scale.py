@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from hawkeye_env.judge import correctness
+from hawkeye_env.judge.parent.decide import correctness
 from hawkeye_env.tasks.spec import LINEAR_ATTENTION_BF16
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 
 # Static checks off: reading __file__ is forbidden to candidates, but this one only reports it.
 REPORTS_ITS_PATH = """

@@ -16,12 +16,14 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import reply_decode, sandbox, standby, warmup, worker_start
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, _comparing_on
-from hawkeye_env.judge.lanes import EXCLUSIVE, Lane, LaneLock
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
-from hawkeye_env.judge.worker import serve
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, _comparing_on
+from hawkeye_env.judge.parent.lanes import EXCLUSIVE, Lane, LaneLock
+from hawkeye_env.judge.parent.launch import run_job, standby, start
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.parent.validate import reply_decode
+from hawkeye_env.judge.sandboxed.candidate.worker import serve
+from hawkeye_env.judge.sandboxed.common import warmup
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 TASK = "vector_add_fp32"
@@ -59,7 +61,7 @@ def test_a_standby_serves_one_candidate_then_dies(standbys):
     job = {"task": TASK, "source": source, "device": "cpu", "module_name": "hawkeye_candidate_standby",
            "trials": [{"shape": {"N": 37}, "distribution": "normal", "seed": 1, "order": "candidate_first"}],
            "timing": None}
-    outcome = sandbox.run_job(serve, job, 120, LIMIT, None, first.handoff())
+    outcome = run_job.run_job(serve, job, 120, LIMIT, None, first.handoff())
     assert outcome.failure == "", outcome.detail
     assert outcome.reply["stage"] == "ok" and outcome.reply["profile"]["standby"] == 1.0
     warmed = outcome.reply["profile"]
@@ -167,7 +169,7 @@ def test_a_standby_dying_at_handoff_is_a_retryable_crash(standbys):
     ready.proc.kill()
     ready.proc.join(10)
     job = {"task": TASK, "source": "", "device": "cpu", "module_name": "m", "trials": [], "timing": None}
-    outcome = sandbox.run_job(serve, job, 30, LIMIT, None, ready.handoff())
+    outcome = run_job.run_job(serve, job, 30, LIMIT, None, ready.handoff())
     assert outcome.reply is None and outcome.failure == "crash"
     assert "killed by SIGKILL" in outcome.detail
 
@@ -193,7 +195,7 @@ def test_a_standby_that_is_never_ready_is_discarded(standbys, monkeypatch):
 def test_workers_profile_their_job_on_request(tmp_path, monkeypatch):
     import pstats
 
-    monkeypatch.setenv(sandbox.PROFILE_ENV, str(tmp_path / "prof"))
+    monkeypatch.setenv(run_job.PROFILE_ENV, str(tmp_path / "prof"))
     v = _evaluator(tmp_path).evaluate(TASK, solution_source(get_task(TASK)), "cpu", use_cache=False)
     assert v.stage is Stage.CORRECT
     paths = list((tmp_path / "prof").glob(f"{TASK}-*.prof"))
@@ -204,8 +206,8 @@ def test_workers_profile_their_job_on_request(tmp_path, monkeypatch):
 
 STANDBY_WITHOUT_INTERPRETER_ENV = """
 import json
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 ev = Evaluator(ResultStore(":memory:"), EvalConfig(timeout_s=120, seed=3))
@@ -236,7 +238,7 @@ def test_a_cpu_standby_warms_up_when_the_parent_never_set_the_interpreter_flag(t
 def test_priming_starts_one_standby_only_when_none_is_idle(standbys):
     """A GPU verdict primes its replay's process while the worker records: a standby is started
     when the queue is empty, and priming again does not pile up more."""
-    replay = worker_start.REPLAY_TARGET
+    replay = start.REPLAY_TARGET
     standbys.prime(replay, "cpu", None, LIMIT)
     standbys.prime(replay, "cpu", None, LIMIT)
     assert standbys.idle() == 1
@@ -248,7 +250,7 @@ def test_priming_starts_one_standby_only_when_none_is_idle(standbys):
 def test_a_standby_serves_only_jobs_of_the_sandbox_mode_it_was_started_in(standbys, monkeypatch):
     """A standby started in the OS sandbox must not take a job judged with ``HAWKEYE_SANDBOX=off``
     (nor the other way round): the sandbox mode is part of the pool's key."""
-    from hawkeye_env.judge import isolation
+    from hawkeye_env.judge.parent.launch import isolation
 
     monkeypatch.setenv(isolation.ENV, "bwrap")
     standbys.prime(serve, "cpu", None, LIMIT)
@@ -266,7 +268,7 @@ def test_the_wait_for_a_warming_standby_is_in_the_outcome(standbys):
     job = {"task": TASK, "source": source, "device": "cpu", "module_name": "hawkeye_candidate_start",
            "trials": [{"shape": {"N": 37}, "distribution": "normal", "seed": 1, "order": "candidate_first"}],
            "timing": None}
-    outcome = sandbox.run_in_worker(job, 120, LIMIT, None)
+    outcome = run_job.run_in_worker(job, 120, LIMIT, None)
     assert outcome.failure == "", outcome.detail
     assert outcome.reply["profile"]["standby"] == 1.0
     warm_up = outcome.reply["profile"]["standby.imports_s"]
@@ -296,8 +298,8 @@ def test_a_batch_keeps_as_many_standbys_ahead_as_it_has_in_flight(standbys):
 
 
 def test_judge_batch_holds_the_depth_of_its_workers(standbys, monkeypatch, tmp_path):
-    from hawkeye_env.judge import pool
-    from hawkeye_env.judge.verdict import Verdict
+    from hawkeye_env.judge.parent.batch import pool
+    from hawkeye_env.judge.shared.verdict import Verdict
 
     seen = []
 
@@ -341,8 +343,8 @@ def test_a_mapped_reply_reads_the_same_and_refuses_the_same(tmp_path, junk):
 
 
 @pytest.mark.parametrize("target,sandboxed,mapped", [
-    (worker_start.REPLAY_TARGET, True, True), (worker_start.REPLAY_TARGET, False, False),
-    (worker_start.WORKER_TARGET, True, False),
+    (start.REPLAY_TARGET, True, True), (start.REPLAY_TARGET, False, False),
+    (start.WORKER_TARGET, True, False),
 ])
 def test_only_a_sandboxed_replays_reply_is_mapped(monkeypatch, target, sandboxed, mapped):
     """The candidate's own worker wrote its reply file: copied, never mapped (a mapped file its
@@ -355,7 +357,7 @@ def test_only_a_sandboxed_replays_reply_is_mapped(monkeypatch, target, sandboxed
 
     proc = Proc()
     proc.sandboxed = sandboxed
-    monkeypatch.setattr(sandbox, "_watch", lambda *args: seen.append(args[-1]) or sandbox.Outcome(None, "crash"))
+    monkeypatch.setattr(run_job, "_watch", lambda *args: seen.append(args[-1]) or run_job.Outcome(None, "crash"))
     output = type("Output", (), {"close": lambda self: ("", 0)})()
-    sandbox.run_job(target, {"device": "cpu"}, 5.0, 0, None, started=(None, proc, output))
+    run_job.run_job(target, {"device": "cpu"}, 5.0, 0, None, started=(None, proc, output))
     assert seen == [mapped]

@@ -2,7 +2,7 @@
 escape class of the denylist is a finding with its reason, and no input makes the checker raise.
 
 The judge applies these rules to the modules it writes from a CPU plan's kernels
-(``static_checks.check_kernel_module``, ``source_kernels.rules_problem``), never to a candidate's
+(``static/rules.check_kernel_module``, ``source_check.rules_problem``), never to a candidate's
 host code (a fast filter is all a candidate's source meets, ``static_checks.fast_filter``). The
 honest corpus here is every expert solution and every unit module a candidate imports or gets
 inlined, whose kernels the replay rebuilds; the search policy's composed seeds are checked in
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import triton
 
-from hawkeye_env.judge.static_allowlist import FORBIDDEN_ATTRIBUTES, MODULE_ATTRIBUTES, OBJECT_ATTRIBUTES
-from hawkeye_env.judge.static_checks import check_source, parse_source
+from hawkeye_env.judge.parent.static.allowlist import FORBIDDEN_ATTRIBUTES, MODULE_ATTRIBUTES, OBJECT_ATTRIBUTES
+from hawkeye_env.judge.parent.static.rules import check_source, parse_source
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATES = REPO / "tests" / "candidates"
@@ -256,12 +256,12 @@ def test_no_allowlisted_name_is_always_forbidden() -> None:
 
 def test_a_checker_failure_is_a_finding_not_an_exception(monkeypatch) -> None:
     """#23: whatever goes wrong inside the checker, the candidate gets a finding and the batch goes on."""
-    from hawkeye_env.judge import static_checker
+    from hawkeye_env.judge.parent.static import walker
 
     def broken(self):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(static_checker.Checker, "run", broken)
+    monkeypatch.setattr(walker.Checker, "run", broken)
     [finding] = check_source("x = 1")
     assert finding.code == "forbidden_call" and "static checker failed" in finding.message
 
@@ -468,12 +468,12 @@ def _code_names(objects, data) -> set[str]:
 def test_the_foreign_attribute_list_covers_this_triton_and_torch():
     """``static_foreign.FOREIGN_ATTRIBUTES`` and ``CODE_ATTRIBUTES`` are data; recompute them from the
     installed packages."""
-    from hawkeye_env.judge.static_foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
+    from hawkeye_env.judge.parent.static.foreign import CODE_ATTRIBUTES, FOREIGN_ATTRIBUTES
 
     objects, code_objects, data = _foreign_objects()
     names = {n for o in objects for n in dir(o) if not n.startswith("_")}
     missing = sorted(names - FOREIGN_ATTRIBUTES - OBJECT_ATTRIBUTES)
-    assert not missing, f"add to hawkeye_env/judge/static_foreign.py: {missing}"
+    assert not missing, f"add to hawkeye_env/judge/parent/static/foreign.py: {missing}"
     assert {"fn", "cache", "get_capture_scope", "apply", "run", "handle", "tofile", "to_ir"} <= FOREIGN_ATTRIBUTES
     code = _code_names(code_objects, data)
     assert not code - CODE_ATTRIBUTES, f"add to CODE_ATTRIBUTES: {sorted(code - CODE_ATTRIBUTES)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hawkeye_env.judge.static_checks import check_source
+from hawkeye_env.judge.parent.static.rules import check_source
 from hawkeye_env.tasks.registry import list_tasks, solution_source
 
 
@@ -52,7 +52,7 @@ def test_triton_load_is_not_torch_load():
 def test_parse_source_is_safe_in_threads_and_on_deep_nesting():
     from concurrent.futures import ThreadPoolExecutor
 
-    from hawkeye_env.judge.static_checks import parse_source
+    from hawkeye_env.judge.parent.static.rules import parse_source
 
     source = "class ModelNew:\n" + "".join(f"    def f{i}(self, x):\n        return [x, (x, {{x: x}})]\n"
                                            for i in range(200))
@@ -64,8 +64,8 @@ def test_parse_source_is_safe_in_threads_and_on_deep_nesting():
 
 
 def test_deeply_nested_candidate_is_a_compile_error_not_a_crash():
-    from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     source = "class ModelNew:\n    pass\nx = " + "-" * 200_000 + "1\n"
     v = Evaluator(ResultStore(":memory:"), EvalConfig(seed=0)).evaluate("vector_add_fp32", source, "cpu")

@@ -8,8 +8,8 @@ import ast
 
 import pytest
 
-from hawkeye_env.judge.static_checks import check_source
-from hawkeye_env.judge.static_scopes import runs_code
+from hawkeye_env.judge.parent.static.rules import check_source
+from hawkeye_env.judge.parent.static.scopes import runs_code
 from tests.judge.test_static_allowlist import ESCAPE_HEAD as HEAD
 
 MODEL = "\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a\n"

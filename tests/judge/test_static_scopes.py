@@ -8,8 +8,8 @@ import ast
 
 import pytest
 
-from hawkeye_env.judge.static_checks import check_source
-from hawkeye_env.judge.static_scopes import resolve
+from hawkeye_env.judge.parent.static.rules import check_source
+from hawkeye_env.judge.parent.static.scopes import resolve
 from tests.judge.test_static_allowlist import ESCAPE_HEAD as HEAD
 
 
@@ -167,7 +167,7 @@ def test_the_interpreter_globals_list_covers_this_triton():
     """``static_allowlist.INTERPRETER_GLOBALS`` is data; recompute it from the installed Triton."""
     import triton.runtime.interpreter as interpreter
 
-    from hawkeye_env.judge.static_allowlist import INTERPRETER_GLOBALS, INTERPRETER_NAMES
+    from hawkeye_env.judge.parent.static.allowlist import INTERPRETER_GLOBALS, INTERPRETER_NAMES
 
     names = {k for k in vars(interpreter) if not (k.startswith("__") and k.endswith("__"))}
     assert not names - INTERPRETER_GLOBALS, sorted(names - INTERPRETER_GLOBALS)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge import store as store_mod
-from hawkeye_env.judge.store import ResultStore, default_store_path, source_hash
+from hawkeye_env.judge.parent import store as store_mod
+from hawkeye_env.judge.parent.store import ResultStore, default_store_path, source_hash
 
 VERSIONS = {"torch": "2.8.0", "triton": "3.4.0", "judge": "1"}
 CONFIG = {"trials": 5, "atol": 1e-3, "rtol": 1e-3}

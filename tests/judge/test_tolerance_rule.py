@@ -19,8 +19,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hawkeye_env.judge.correctness import compare
-from hawkeye_env.judge.inputs import draw_like
+from hawkeye_env.judge.parent.decide.correctness import compare
+from hawkeye_env.judge.shared.inputs import draw_like
 from hawkeye_env.tasks.spec import ATTENTION_BF16, BF16, FP16, FP32, FP64, LINEAR_ATTENTION_BF16
 
 SEEDS = range(12)
@@ -381,7 +381,7 @@ if __name__ == "__main__":
 
 def test_the_gpu_quantile_selects_the_same_element_as_kthvalue():
     """The GPU path (``topk``) and the host path (``kthvalue``) of the quantile agree, ties too."""
-    from hawkeye_env.judge.correctness import kth_smallest
+    from hawkeye_env.judge.parent.decide.correctness import kth_smallest
 
     g = torch.Generator().manual_seed(3)
     for x in (torch.rand(10007, generator=g, dtype=torch.float64),

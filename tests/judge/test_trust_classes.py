@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.judge import isolation
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.launch import isolation
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import REWARD_COMPILE_ERROR, REWARD_VIOLATION
+from reward.score import REWARD_COMPILE_ERROR, REWARD_VIOLATION
 
 pytestmark = pytest.mark.skipif(
     isolation.mode() == isolation.OFF or isolation.probe() != "",

@@ -13,11 +13,14 @@ import dataclasses
 import pytest
 import torch
 
-from hawkeye_env.judge import baselines, sandbox
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.feedback import render_feedback
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent import baselines
+from hawkeye_env.judge.parent.decide.feedback import render_feedback
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.sandboxed.baseline import serve as baseline_worker
+from hawkeye_env.judge.shared import baseline_names
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, solution_source
 from hawkeye_env.tasks.spec import BaselineUnavailable
 from reward import reward
@@ -63,17 +66,17 @@ def _small() -> tuple[torch.nn.Module, list[torch.Tensor]]:
 
 
 def test_resolve_vendor_imports_module_function_and_dotted_attributes():
-    assert baselines.resolve_vendor(f"{HERE}:fake_matmul") is fake_matmul
-    assert baselines.resolve_vendor(f"{HERE}:namespace.nested") is namespace.nested
+    assert baseline_worker.resolve_vendor(f"{HERE}:fake_matmul") is fake_matmul
+    assert baseline_worker.resolve_vendor(f"{HERE}:namespace.nested") is namespace.nested
     for bad in ("no_colon", ":fn", "module:"):
         with pytest.raises(ValueError):
-            baselines.resolve_vendor(bad)
+            baseline_worker.resolve_vendor(bad)
 
 
 def test_prepare_vendor_calls_once_and_returns_a_callable_over_the_inputs():
     model, inputs = _small()
     CALLS.clear()
-    fn, reason = baselines.prepare_vendor(f"{HERE}:fake_matmul", model, inputs)
+    fn, reason = baseline_worker.prepare_vendor(f"{HERE}:fake_matmul", model, inputs)
     assert reason == "" and CALLS == ["fake_matmul"]
     torch.testing.assert_close(fn(*inputs), inputs[0] @ inputs[1])
     assert CALLS == ["fake_matmul", "fake_matmul"]
@@ -87,19 +90,19 @@ def test_prepare_vendor_calls_once_and_returns_a_callable_over_the_inputs():
 ])
 def test_prepare_vendor_reports_unavailable_with_the_reason(target, expected):
     model, inputs = _small()
-    fn, reason = baselines.prepare_vendor(target, model, inputs)
+    fn, reason = baseline_worker.prepare_vendor(target, model, inputs)
     assert fn is None and expected in reason
 
 
 def test_long_reasons_are_cut():
-    reason = baselines.short_reason("x" * 5000)
-    assert len(reason) == baselines.MAX_REASON_CHARS and reason.endswith("...")
+    reason = baseline_names.short_reason("x" * 5000)
+    assert len(reason) == baseline_names.MAX_REASON_CHARS and reason.endswith("...")
 
 
 def test_time_baselines_reports_unavailable_vendors_and_unknown_names_without_timing():
     model, inputs = _small()
     plan = {"baselines": ["fakelib", "broken", "nolib", "cudnn"], "iters": 3, "retries": 0, "seed": 0}
-    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, plan)
+    got = baseline_worker.time_baselines(VENDOR_GEMM, model, inputs, plan)
     assert got["fakelib"] == {"unavailable": "fakelib is not installed"}
     assert got["broken"]["unavailable"].startswith("RuntimeError")
     assert "No module named" in got["nolib"]["unavailable"]
@@ -111,11 +114,11 @@ def test_a_judge_baseline_failure_raises_in_a_verdict_but_is_reported_in_a_basel
     model, inputs = _small()
     plan = {"baselines": ["eager"], "iters": 3, "retries": 0, "seed": 0}
     with pytest.raises(AssertionError):  # time_callable needs CUDA
-        baselines.time_baselines(VENDOR_GEMM, model, inputs, plan)
-    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, plan, judge_errors_raise=False)
+        baseline_worker.time_baselines(VENDOR_GEMM, model, inputs, plan)
+    got = baseline_worker.time_baselines(VENDOR_GEMM, model, inputs, plan, judge_errors_raise=False)
     assert got["eager"]["unavailable"].startswith("raised while timed: AssertionError")
     # a vendor baseline whose first call works but whose timing fails is reported, never raised
-    got = baselines.time_baselines(VENDOR_GEMM, model, inputs, {**plan, "baselines": ["fakeblas"]})
+    got = baseline_worker.time_baselines(VENDOR_GEMM, model, inputs, {**plan, "baselines": ["fakeblas"]})
     assert got["fakeblas"]["unavailable"].startswith("raised while timed")
 
 
@@ -132,10 +135,10 @@ def test_a_baseline_job_compiles_under_the_shared_lock_and_times_under_the_exclu
         return {"compile": {"median_ms": 1.0}}
 
     monkeypatch.setattr(torch, "compile", fake_compile)
-    monkeypatch.setattr(baselines, "time_baselines", fake_time)
+    monkeypatch.setattr(baseline_worker, "time_baselines", fake_time)
     job = {"task": "vector_add_fp32", "device": "cpu", "shape": {"N": 16},
            "timing": {"baselines": ["eager", "compile"], "seed": 3}}
-    got = baselines.run_baseline_job(job, lane=lambda mode: events.append(f"lane {mode}"))
+    got = baseline_worker.run_baseline_job(job, lane=lambda mode: events.append(f"lane {mode}"))
     assert got == {"compile": {"median_ms": 1.0}}
     assert events == ["compile", "compiled call", "lane exclusive", "time ['compile']", "lane none"]
 
@@ -146,8 +149,8 @@ def test_a_compile_that_raises_ahead_is_left_for_time_baselines_to_report(monkey
 
     monkeypatch.setattr(torch, "compile", broken_compile)
     model, inputs = _small()
-    assert baselines.compiled_ahead(model, inputs, ["eager", "compile"]) == {}
-    assert baselines.compiled_ahead(model, inputs, ["eager"]) == {}
+    assert baseline_worker.compiled_ahead(model, inputs, ["eager", "compile"]) == {}
+    assert baseline_worker.compiled_ahead(model, inputs, ["eager"]) == {}
 
 
 def test_planned_appends_vendor_names_only_when_asked():
@@ -202,7 +205,7 @@ def _planned_job(monkeypatch, store: ResultStore, config: EvalConfig) -> tuple[d
         asked.extend(names)
         return {}, "crash: not started"
 
-    monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    monkeypatch.setattr(run_job, "run_in_worker", fake_worker)
     monkeypatch.setattr(baselines, "measure_missing", fake_measure)
     # The worker-timed path (replay off): the only one that sends a timing plan to the candidate's
     # worker; with the replay the candidate's worker gets none at all (tests/judge/replay).
@@ -268,10 +271,10 @@ def _judge_concurrently(monkeypatch, store: ResultStore, measures: list[bool], n
         time.sleep(0.1)
         with guard:
             flight[0] -= 1
-        return sandbox.Outcome(None, "crash", "fake worker")
+        return run_job.Outcome(None, "crash", "fake worker")
 
     monkeypatch.setattr(baselines, "measure_missing", fake_measure)
-    monkeypatch.setattr(sandbox, "run_in_worker", fake_worker)
+    monkeypatch.setattr(run_job, "run_in_worker", fake_worker)
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")  # the path whose candidate worker gets a timing plan
     ev = Evaluator(store, EvalConfig(vendor_baselines=False))
     verdicts = [Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, source_hash=f"{i}" * 64, versions=VERSIONS)
@@ -342,7 +345,7 @@ def test_cached_unavailable_vendor_is_reported_without_a_new_measurement():
 
 
 def test_baseline_entries_in_a_candidates_reply_are_a_forged_reply():
-    from hawkeye_env.judge.reply_check import reply_problem
+    from hawkeye_env.judge.parent.validate.reply_check import reply_problem
 
     plan = {"seed": 1, "iters": 50, "retries": 2, "baselines": []}
     job = {"trials": [], "timing": plan}
@@ -364,8 +367,8 @@ def test_prefetch_measures_each_tasks_missing_baselines_once_spread_over_the_lan
     import threading
     import time
 
-    from hawkeye_env.judge import evaluator as evaluator_module
-    from hawkeye_env.judge.lanes import Lane
+    from hawkeye_env.judge.parent import evaluator as evaluator_module
+    from hawkeye_env.judge.parent.lanes import Lane
 
     store = ResultStore(":memory:")
     lanes = [Lane(gpu=0, lock_id="g0"), Lane(gpu=1, lock_id="g1")]

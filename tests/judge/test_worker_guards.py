@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge import guards, launch_values
+from hawkeye_env.judge.sandboxed.candidate import guards, launch_values
 
 
 def test_the_snapshot_sees_a_new_or_replaced_tensor_attribute(monkeypatch):
@@ -36,7 +36,7 @@ def test_planted_attributes_names_each_tensor_that_carries_one():
 
 
 def test_the_constructor_seed_is_one_way_from_the_trials():
-    from hawkeye_env.judge.worker import build_seed
+    from hawkeye_env.judge.sandboxed.candidate.worker import build_seed
 
     seeds = [build_seed(s) for s in range(64)]
     assert len(set(seeds)) == 64 and all(0 <= s < 2**63 for s in seeds)
@@ -44,8 +44,8 @@ def test_the_constructor_seed_is_one_way_from_the_trials():
 
 
 def test_trial_seeds_are_one_way_from_the_base_and_from_each_other():
-    from hawkeye_env.judge.inputs import derived_seed, fresh_seed
-    from hawkeye_env.judge.plan import plan_trials
+    from hawkeye_env.judge.parent.trial_plan import plan_trials
+    from hawkeye_env.judge.shared.inputs import derived_seed, fresh_seed
     from hawkeye_env.tasks.registry import get_task
 
     trials = plan_trials(get_task("vector_add_fp32"), "cpu", 12345, protocol="kernelbench")
@@ -158,6 +158,7 @@ def test_importing_the_guards_leaves_triton_unimported():
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    code = "import sys, hawkeye_env.judge.guards; print(sorted(m for m in sys.modules if m.startswith('triton')))"
+    code = ("import sys, hawkeye_env.judge.sandboxed.candidate.guards; "
+            "print(sorted(m for m in sys.modules if m.startswith('triton')))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

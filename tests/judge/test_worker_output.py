@@ -24,10 +24,10 @@ import tracemalloc
 
 import pytest
 
-from hawkeye_env.judge import output_capture, sandbox, standby
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.launch import output_capture, run_job, standby
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 
 TASK = "vector_add_fp32"
 LIMIT = 8 << 30
@@ -207,7 +207,7 @@ def test_a_killed_or_dead_worker_still_shows_what_it_printed(judge_fds, monkeypa
 
 def _noisy_standby(conn, device, memory_limit_bytes, standby_lane=None):
     """A stand-in worker: prints during its "warm-up", says ready, prints after its job, dies."""
-    from hawkeye_env.judge.worker import _send
+    from hawkeye_env.judge.sandboxed.candidate.worker import _send
 
     print("WARM-UP-NOISE on stdout", flush=True)
     os.write(2, b"WARM-UP-NOISE on fd 2\n")
@@ -229,7 +229,7 @@ def test_a_standbys_warm_up_output_is_dropped_not_shown_to_its_candidate(judge_f
         assert pool.take(_noisy_standby, "cpu", None, LIMIT) is None
         ready = pool.take(_noisy_standby, "cpu", None, LIMIT)
         assert ready is not None and ready.failure == ""
-        outcome = sandbox.run_job(_noisy_standby, {"device": "cpu"}, 30, LIMIT, None, ready.handoff())
+        outcome = run_job.run_job(_noisy_standby, {"device": "cpu"}, 30, LIMIT, None, ready.handoff())
         assert outcome.failure == "crash" and "code 3" in outcome.detail
         assert outcome.output_tail == "JOB-OUTPUT\n" and outcome.output_bytes == len("JOB-OUTPUT\n")
 
@@ -247,8 +247,8 @@ JUDGE_IN_A_SUBPROCESS = """
 import json
 import sys
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 
 source = open(sys.argv[1]).read()
 ev = Evaluator(ResultStore(":memory:"), EvalConfig(timeout_s=120, seed=0, static_checks=False))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 
 # Static checks are off: they forbid ``import os`` and ``sys``, which this probe of its own process needs.
 REPORTS = """

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
 
 NAME = re.compile(r"level_(\d+)_problem_(\d+)_")
 

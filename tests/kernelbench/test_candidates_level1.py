@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.shared.verdict import Stage
 from tests.kernelbench.conftest import HACKS, SOLUTIONS
 from tests.kernelbench.judging import judge
 

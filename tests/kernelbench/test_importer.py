@@ -11,7 +11,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from hawkeye_env.judge.plan import plan_trials
+from hawkeye_env.judge.parent.trial_plan import plan_trials
 from hawkeye_env.tasks import kernelbench_source, registry
 from hawkeye_env.tasks.kernelbench import REPORT_FILE
 from hawkeye_env.tasks.kernelbench_shapes import CPU_ELEMENT_BUDGET, elements

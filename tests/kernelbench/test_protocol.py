@@ -1,5 +1,5 @@
 """KernelBench's protocol judged beside ours (``EvalConfig(protocol="kernelbench")``,
-``hawkeye_env/judge/kernelbench_protocol.py``): its five trials on the file's own ``get_inputs``
+``hawkeye_env/judge/parent/decide/kernelbench_protocol.py``): its five trials on the file's own ``get_inputs``
 and default initialisation, ``torch.allclose`` at the configured tolerance against the native
 reference, reported in ``verdict.protocols`` and never in the reward. Candidates run in the real
 judge on CPU (Triton interpreter)."""
@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from evals.kernelbench_eval import judge_level, render
 from hawkeye_env.cli import app
-from hawkeye_env.judge import kernelbench_protocol as kb
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator, evaluate_many
-from hawkeye_env.judge.inputs import NATIVE, make_inputs
-from hawkeye_env.judge.plan import plan_trials
-from hawkeye_env.judge.references import build, native_reference
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide import kernelbench_protocol as kb
+from hawkeye_env.judge.parent.decide.references import build, native_reference
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.parent.trial_plan import plan_trials
+from hawkeye_env.judge.shared.inputs import NATIVE, make_inputs
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks import registry
 from tests.kernelbench.conftest import HERE, SOLUTIONS
 

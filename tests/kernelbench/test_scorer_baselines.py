@@ -11,9 +11,9 @@ import json
 import pytest
 
 from evals import kernelbench_eval
-from hawkeye_env.judge import evaluator as evaluator_module
-from hawkeye_env.judge import kernelbench_protocol as kb
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent import evaluator as evaluator_module
+from hawkeye_env.judge.parent.decide import kernelbench_protocol as kb
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from tests.kernelbench.conftest import SOLUTIONS
 
 # problem number -> (our device ms, our eager ms, KernelBench mean ms, its eager mean ms)

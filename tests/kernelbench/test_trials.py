@@ -11,8 +11,8 @@ import math
 import pytest
 import torch
 
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters, refill
-from hawkeye_env.judge.references import build, reference64, trial_references
+from hawkeye_env.judge.parent.decide.references import build, reference64, trial_references
+from hawkeye_env.judge.shared.inputs import make_inputs, randomize_parameters, refill
 from hawkeye_env.tasks import registry
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 

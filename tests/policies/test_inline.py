@@ -68,8 +68,8 @@ def test_an_expert_without_knobs_gains_them_and_they_are_the_units():
 
 @pytest.mark.parametrize("task", ["fp8_gemm_per_tensor", "gemm_skinny_bf16", "simple_gla_long_bf16"])
 def test_the_inlined_expert_passes_the_judge(task, tmp_path):
-    from hawkeye_env.judge.evaluator import Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     source = inline_unit_imports(solution_source(get_task(task)))
     verdict = Evaluator(ResultStore(tmp_path / "store.sqlite3")).evaluate(task, source, "cpu")

@@ -103,8 +103,8 @@ def test_make_policy_registry():
 
 
 def test_a_composed_unit_seed_passes_the_judge(tmp_path):
-    from hawkeye_env.judge.evaluator import Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
 
     seeds = task_seeds("rmsnorm_bf16")
     assert len(seeds) > 1, "the row_reduction unit's rms_norm fits rmsnorm_bf16's forward"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hawkeye_env.judge.static_checks import check_source
+from hawkeye_env.judge.parent.static.rules import check_source
 from hawkeye_env.tasks.registry import list_tasks
 from policies.search import task_seeds
 

@@ -17,8 +17,8 @@ TASKS = ["vector_add_fp32", "softmax_fp32"]
 def server(tmp_path_factory):
     import uvicorn
 
-    from hawkeye_env.judge.evaluator import Evaluator
-    from hawkeye_env.judge.store import ResultStore
+    from hawkeye_env.judge.parent.evaluator import Evaluator
+    from hawkeye_env.judge.parent.store import ResultStore
     from hawkeye_env.server.app import make_app
 
     evaluator = Evaluator(ResultStore(tmp_path_factory.mktemp("serve") / "verdicts.sqlite3"))

@@ -21,7 +21,7 @@ def client(server):
 
 def test_health_metadata_and_judge_status(server):
     assert httpx.get(server["url"] + "/health").json()["status"] == "healthy"
-    assert httpx.get(server["url"] + "/metadata").json()["name"] == "hawkeye/KernelOpt-v2"
+    assert httpx.get(server["url"] + "/metadata").json()["name"] == "hawkeye/KernelOpt-v3"
     status = httpx.get(server["url"] + "/judge").json()
     assert status["device"] == "cpu" and status["store"].endswith("verdicts.sqlite3")
     assert status["sessions"]["max"] == 16 and status["closed"] is False

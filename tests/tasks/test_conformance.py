@@ -112,7 +112,7 @@ def test_solution_matches_reference(task_id, shape, seed):
     task = _task(task_id)
     spec = task.SPEC
     if "bfloat16" in spec.dtypes:
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
         install_interpreter_fixes()
     solution = importlib.import_module(spec.solution)

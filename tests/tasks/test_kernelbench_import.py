@@ -10,9 +10,9 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks import registry
 from hawkeye_env.tasks.kernelbench import CPU_ELEMENT_BUDGET, import_kernelbench, task_id_for
 from tests.conftest import registry_restored

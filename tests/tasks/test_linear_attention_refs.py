@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hawkeye_env.judge.inputs import draw_like
+from hawkeye_env.judge.shared.inputs import draw_like
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 from hawkeye_env.tasks.suite import gated_delta_net_fwd_bf16, gla_fwd_bf16, simple_gla_fwd_bf16

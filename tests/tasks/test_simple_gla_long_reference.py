@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.inputs import draw_like
+from hawkeye_env.judge.shared.inputs import draw_like
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 from hawkeye_env.tasks.suite import simple_gla_fwd_bf16 as short
 from hawkeye_env.tasks.suite import simple_gla_long_bf16 as long_task

@@ -7,9 +7,9 @@ import inspect
 
 import pytest
 
-from hawkeye_env.judge.evaluator import EvalConfig, Evaluator
-from hawkeye_env.judge.store import ResultStore
-from hawkeye_env.judge.verdict import Stage
+from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source, task_module
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 from units.index import list_units

@@ -8,8 +8,8 @@ import copy
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare, dtype_name, is_near_constant
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name, is_near_constant
+from hawkeye_env.judge.shared.inputs import make_inputs, randomize_parameters
 from hawkeye_env.tasks.registry import list_tasks, task_module
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 

@@ -13,9 +13,9 @@ import importlib
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare, dtype_name
-from hawkeye_env.judge.guards import OpRecorder
-from hawkeye_env.judge.inputs import make_inputs, randomize_parameters
+from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
+from hawkeye_env.judge.sandboxed.candidate.guards import OpRecorder
+from hawkeye_env.judge.shared.inputs import make_inputs, randomize_parameters
 from hawkeye_env.tasks.registry import list_tasks, task_module
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS, BaselineUnavailable
 

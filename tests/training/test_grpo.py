@@ -12,8 +12,8 @@ import os
 import torch
 from transformers import AutoModelForCausalLM
 
-from hawkeye_env.judge.evaluator import Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
 from training.config import TrainConfig
 from training.data import fenced

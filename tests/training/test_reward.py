@@ -1,9 +1,9 @@
 """The training reward is the evaluator's verdict.reward, judged in worker processes, with a breakdown."""
 
-from hawkeye_env.judge.evaluator import Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import REWARD_CORRECT
+from reward.score import REWARD_CORRECT
 from training.data import fenced
 from training.reward import make_reward_func
 

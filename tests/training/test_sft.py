@@ -22,6 +22,6 @@ def test_sft_two_steps_change_parameters_and_write_an_offline_wandb_run(tiny_mod
     assert any("loss" in h for h in trainer.state.log_history)
     assert list((out / "wandb").glob("offline-run-*")), "no offline W&B run folder"
     meta = json.loads((out / "run_metadata.json").read_text())
-    assert meta["env_id"] == "hawkeye/KernelOpt-v2" and meta["reward_version"] == "v3"
+    assert meta["env_id"] == "hawkeye/KernelOpt-v3" and meta["reward_version"] == "v3"
     assert meta["recipe"] == "sft" and meta["split"]["eval"] and meta["config"]["context"] == "none"
     assert (out / "model.safetensors").exists()

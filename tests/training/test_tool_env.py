@@ -5,10 +5,10 @@ import json
 from transformers.utils import get_json_schema
 
 from hawkeye_env.env import KernelOptEnv
-from hawkeye_env.judge.evaluator import Evaluator
-from hawkeye_env.judge.store import ResultStore
+from hawkeye_env.judge.parent.evaluator import Evaluator
+from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
-from reward.v1 import REWARD_CORRECT
+from reward.score import REWARD_CORRECT
 from training.config import TrainConfig
 from training.data import fenced
 from training.grpo import train

@@ -13,7 +13,7 @@ def bf16_interpreter():
     """Under ``TRITON_INTERPRET=1`` bf16 arithmetic and ``tl.dot`` need the CPU backend's fix
     (triton issue 11584); the judge's CPU workers install the same one."""
     if os.environ.get("TRITON_INTERPRET") == "1":
-        from hawkeye_env.judge.interpreter_fixes import install_interpreter_fixes
+        from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
         install_interpreter_fixes()
 

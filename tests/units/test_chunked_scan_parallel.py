@@ -10,8 +10,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hawkeye_env.judge.correctness import compare
-from hawkeye_env.judge.inputs import draw_like
+from hawkeye_env.judge.parent.decide.correctness import compare
+from hawkeye_env.judge.shared.inputs import draw_like
 from hawkeye_env.tasks.spec import BF16, LINEAR_ATTENTION_BF16
 from units.chunked_scan import kernel
 from units.chunked_scan.kernel import (

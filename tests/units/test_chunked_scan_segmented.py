@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16, LINEAR_ATTENTION_BF16
 from tests.units.test_chunked_scan_parallel import _inputs, _same_as_walk
 from units.chunked_scan.kernel import chunk_simple_gla

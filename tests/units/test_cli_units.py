@@ -67,7 +67,7 @@ def test_a_unit_candidate_runs_in_the_os_sandbox(tmp_path):
 
     import pytest
 
-    from hawkeye_env.judge import isolation, spawn
+    from hawkeye_env.judge.parent.launch import isolation, spawn
     from units import get_unit
     from units.harness import verify_in_subprocess
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
 from units.index import get_unit, resolve
 from units.mxfp4_gemm import kernel as mx_kernel

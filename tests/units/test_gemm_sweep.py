@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from evals.kerneldev.sweeps import gemm
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.registry import get_task, task_module
 from hawkeye_env.tasks.spec import BF16
 from units.harness import poisoned_empty

@@ -9,7 +9,7 @@ import importlib
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
 from units.warp_specialization.kernel import CANDIDATES
 

@@ -18,7 +18,7 @@ import sys
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
 from units.gluon_compile import H200_SHARED_BYTES, gluon_units
 from units.harness import check_unit_cpu, poisoned_empty

@@ -12,7 +12,7 @@ import functools
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
 from units.index import get_unit, resolve
 

@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 import torch
 
-from hawkeye_env.judge.correctness import compare
+from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
 from units.harness import poisoned_empty
 from units.index import get_unit, resolve

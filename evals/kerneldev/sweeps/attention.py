@@ -35,7 +35,7 @@ import statistics
 import torch
 
 from evals.kerneldev.sweeps.harness import print_row, relative_error, sweep_main
-from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from hawkeye_env.tasks.attention_common import sdpa
 from units.online_softmax import attention
 

@@ -166,7 +166,7 @@ class Bench:
 
     def measure(self, name: str, cfg, fn, prepare=None) -> None:
         """Check ``fn`` on both input sets, then time it; ``prepare`` maps inputs to ``fn``'s."""
-        from hawkeye_env.judge.timing import time_callable
+        from hawkeye_env.judge.sandboxed.common.timing import time_callable
 
         prepare = prepare or (lambda xs: list(xs))
         before = {id(k) for k in _compiled_kernels()}

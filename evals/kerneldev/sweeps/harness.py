@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from units.harness import resolve
 from units.index import get_unit
 

@@ -50,7 +50,7 @@ import time
 import torch
 import triton
 
-from hawkeye_env.judge.timing import time_callable
+from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from units.warp_specialization import kernel
 
 ITERS, RETRIES, ROUNDS = 30, 1, 5

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 from torch import nn
 
-import hawkeye_env.judge.interpreter_recorder as recorder
+import hawkeye_env.judge.sandboxed.candidate.interpreter_recorder as recorder
 
 _real_source = recorder.function_source
 

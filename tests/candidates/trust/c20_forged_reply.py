@@ -38,7 +38,7 @@ FORGE = "zero_rows"
 
 
 def _run_state():
-    from hawkeye_env.judge.worker import _Run
+    from hawkeye_env.judge.sandboxed.candidate.worker import _Run
 
     return next(o for o in gc.get_objects() if isinstance(o, _Run))
 
@@ -63,8 +63,8 @@ def _odd(t):
 
 def _right_rows(job):
     """The task's own torch reference, run in the worker: right answers without any kernel."""
-    from hawkeye_env.judge.inputs import make_inputs
-    from hawkeye_env.judge.references import build, native_reference
+    from hawkeye_env.judge.parent.decide.references import build, native_reference
+    from hawkeye_env.judge.shared.inputs import make_inputs
     from hawkeye_env.tasks.registry import get_task, task_module
 
     spec = get_task(job["task"])

@@ -9,8 +9,9 @@ import copy
 import pytest
 import torch
 
-from hawkeye_env.judge import launch_plan, plan_check
-from hawkeye_env.judge.plan_recorder import PlanRecorder
+from hawkeye_env.judge.parent.validate import plan_check
+from hawkeye_env.judge.sandboxed.candidate.plan_recorder import PlanRecorder
+from hawkeye_env.judge.shared import launch_plan
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.fakes import compiled_kernel, elf, kernel_record
 

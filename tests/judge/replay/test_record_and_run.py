@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hawkeye_env.judge.plan_check import plan_problem
-from hawkeye_env.judge.plan_recorder import NotReplayable, PlanRecorder
-from hawkeye_env.judge.replay import PlanError, PlanRunner
+from hawkeye_env.judge.parent.validate.plan_check import plan_problem
+from hawkeye_env.judge.sandboxed.candidate.plan_recorder import NotReplayable, PlanRecorder
+from hawkeye_env.judge.sandboxed.replay.replay import PlanError, PlanRunner
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.fakes import compiled_kernel
 
@@ -81,7 +81,7 @@ def test_copying_a_constant_is_not_counted_as_the_forwards_ops():
     """The recorder's snapshot of a constant (``set_``, a host copy) happens below every dispatch
     mode, so the worker's op guard around the recorder sees only the forward's own ops: a
     forward that launches on a cached workspace is not refused for ops it never called."""
-    from hawkeye_env.judge.guards import OpRecorder
+    from hawkeye_env.judge.sandboxed.candidate.guards import OpRecorder
 
     table = torch.arange(5, dtype=torch.float32)
 

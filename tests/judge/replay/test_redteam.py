@@ -19,11 +19,15 @@ import time
 import pytest
 import torch
 
-from hawkeye_env.judge import checks, launch_plan, plan_check, replay, reply_check, sandbox
-from hawkeye_env.judge.inputs import make_inputs
-from hawkeye_env.judge.references import trial_references
-from hawkeye_env.judge.replay import PlanError, PlanRunner
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent.decide import checks
+from hawkeye_env.judge.parent.decide.references import trial_references
+from hawkeye_env.judge.parent.launch import run_job
+from hawkeye_env.judge.parent.validate import plan_check, reply_check
+from hawkeye_env.judge.sandboxed.replay import replay
+from hawkeye_env.judge.sandboxed.replay.replay import PlanError, PlanRunner
+from hawkeye_env.judge.shared import launch_plan
+from hawkeye_env.judge.shared.inputs import make_inputs
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task, task_module
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.fakes import elf, kernel_record
@@ -444,7 +448,7 @@ def test_a_progress_report_with_uniterable_violations_is_the_candidates_bad_repl
     import threading
     from multiprocessing.connection import Connection
 
-    from hawkeye_env.judge.worker_process import send
+    from hawkeye_env.judge.sandboxed.common.serve_loop import send
 
     parent_sock, child_sock = socket.socketpair()
     parent, child = Connection(parent_sock.detach()), Connection(child_sock.detach())
@@ -470,7 +474,7 @@ def test_a_progress_report_with_uniterable_violations_is_the_candidates_bad_repl
             pass
 
     threading.Thread(target=worker, daemon=True).start()
-    outcome = sandbox._watch(parent, Proc(), None, {"device": "cpu"}, 10.0, 0, None)
+    outcome = run_job._watch(parent, Proc(), None, {"device": "cpu"}, 10.0, 0, None)
     assert outcome.reply is None and outcome.failure == "bad_reply"
 
 
@@ -478,7 +482,7 @@ def test_an_empty_tensor_made_before_the_forward_survives_the_reply():
     """A dummy pointer argument (``torch.empty(0)`` made in ``__init__``, the usual stand-in for
     an absent bias) is a 0-byte constant; an empty ``bytes`` could not be decoded by the parent,
     so the honest reply was a ``bad_reply``."""
-    from hawkeye_env.judge.plan_recorder import PlanRecorder
+    from hawkeye_env.judge.sandboxed.candidate.plan_recorder import PlanRecorder
     from tests.judge.replay.fakes import compiled_kernel
 
     dummy, x = torch.empty(0), torch.randn(4)
@@ -509,7 +513,7 @@ src, out = zipfile.ZipFile(io.BytesIO(buf.getvalue())), io.BytesIO()
 with zipfile.ZipFile(out, "w") as z:
     for info in src.infolist():
         z.writestr(info, pickled if info.filename.endswith("data.pkl") else src.read(info.filename))
-from hawkeye_env.judge.reply_decode import decode_message
+from hawkeye_env.judge.parent.validate.reply_decode import decode_message
 try:
     decode_message(out.getvalue())
 except ValueError:

@@ -8,8 +8,9 @@ import copy
 
 import pytest
 
-from hawkeye_env.judge import replayed, sandbox, standby, worker_start
-from hawkeye_env.judge.verdict import Stage, Verdict
+from hawkeye_env.judge.parent import record_replay
+from hawkeye_env.judge.parent.launch import run_job, standby, start
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.spec import ALLOCATION_AND_VIEW_OPS
 from tests.judge.replay.test_launch_plan import recorded
 
@@ -35,15 +36,15 @@ def run(monkeypatch, record, replay=None):
     or None for a process that died). Returns (result, verdict, jobs sent)."""
     sent = []
 
-    def fake(job, timeout_s, memory, lane=None, serve=worker_start.WORKER_TARGET):
+    def fake(job, timeout_s, memory, lane=None, serve=start.WORKER_TARGET):
         sent.append((serve, job))
-        reply = record if serve == worker_start.WORKER_TARGET else replay
-        return sandbox.Outcome(reply, "" if reply is not None else "crash", "" if reply else "killed by SIGSEGV")
+        reply = record if serve == start.WORKER_TARGET else replay
+        return run_job.Outcome(reply, "" if reply is not None else "crash", "" if reply else "killed by SIGSEGV")
 
-    monkeypatch.setattr(sandbox, "run_in_worker", fake)
+    monkeypatch.setattr(run_job, "run_in_worker", fake)
     monkeypatch.setattr(standby, "POOL", _Primed(sent))
     v = Verdict(task=JOB["task"], device="cuda", stage=Stage.CORRECT, source_hash="0" * 64, versions={})
-    out = replayed.record_and_replay(JOB, ALLOCATION_AND_VIEW_OPS, 10.0, 1 << 30, None, v)
+    out = record_replay.record_and_replay(JOB, ALLOCATION_AND_VIEW_OPS, 10.0, 1 << 30, None, v)
     return out, v, sent
 
 
@@ -72,9 +73,9 @@ def test_the_worker_records_on_seeds_the_replay_never_shares(monkeypatch):
     monkeypatch.setattr("tests.judge.replay.test_replayed.JOB", job)
     out, v, sent = run(monkeypatch, record_reply(honest_plans()), replay)
     assert out is replay, v.error
-    assert sent[0] == ("primed", worker_start.REPLAY_TARGET)  # its process warms while the worker records
+    assert sent[0] == ("primed", start.REPLAY_TARGET)  # its process warms while the worker records
     (w_serve, w_job), (r_serve, r_job) = sent[1:]
-    assert w_serve == worker_start.WORKER_TARGET and r_serve == worker_start.REPLAY_TARGET
+    assert w_serve == start.WORKER_TARGET and r_serve == start.REPLAY_TARGET
     assert w_job["record"] and w_job["timing"] is None
     assert [t["shape"] for t in w_job["trials"]] == [{"N": 8}, {"N": 64}]  # one recording per shape
     assert not {t["seed"] for t in w_job["trials"]} & {t["seed"] for t in TRIALS}
@@ -129,7 +130,7 @@ def test_a_replay_that_dies_is_the_candidates_runtime_error(monkeypatch):
 
 
 def test_the_replay_is_the_default_on_both_devices_and_can_be_turned_off(monkeypatch):
-    monkeypatch.delenv(replayed.ENV_FLAG, raising=False)
-    assert replayed.mode("cuda") == "replay" and replayed.mode("cpu") == "replay"
-    monkeypatch.setenv(replayed.ENV_FLAG, "off")
-    assert replayed.mode("cuda") == "worker" and replayed.mode("cpu") == "worker"
+    monkeypatch.delenv(record_replay.ENV_FLAG, raising=False)
+    assert record_replay.mode("cuda") == "replay" and record_replay.mode("cpu") == "replay"
+    monkeypatch.setenv(record_replay.ENV_FLAG, "off")
+    assert record_replay.mode("cuda") == "worker" and record_replay.mode("cpu") == "worker"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from hawkeye_env.judge.worker import run_job
+from hawkeye_env.judge.sandboxed.candidate.worker import run_job
 from hawkeye_env.tasks.registry import get_task, solution_source
 
 
