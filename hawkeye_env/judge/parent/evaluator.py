@@ -43,6 +43,7 @@ from hawkeye_env.judge.parent.validate import reply_check
 from hawkeye_env.judge.parent.versions import resolve_device, software_versions
 from hawkeye_env.judge.shared import timing_plan
 from hawkeye_env.judge.shared.verdict import Failure, Stage, Verdict, Violation
+from hawkeye_env.judge.shared.wire import Job, Reply
 from hawkeye_env.tasks.registry import get_task, user_task_dirs
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -235,7 +236,7 @@ class Evaluator:
     def _memory_limit_bytes(self, device: str) -> int:
         return int((self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)) * 2**30)
 
-    def _run(self, spec: TaskSpec, job: dict, shape: dict, cached_baselines: dict, v: Verdict,
+    def _run(self, spec: TaskSpec, job: Job, shape: dict, cached_baselines: dict, v: Verdict,
              lane: Lane | None) -> None:
         """Judge ``job`` and decide ``v``: on CUDA from the trusted replay of the launch plans the
         candidate's worker recorded (``replayed.py``), elsewhere from the worker's own reply;
@@ -262,7 +263,8 @@ class Evaluator:
             self._read_reply(spec, job, reply, shape, compare_device, cached_baselines, v)
         v.profile["compare_s"] = time.monotonic() - compare
 
-    def _read_reply(self, spec, job, reply: dict, shape, compare_device: str, cached_baselines, v: Verdict) -> None:
+    def _read_reply(self, spec, job: Job, reply: Reply, shape, compare_device: str, cached_baselines,
+                    v: Verdict) -> None:
         """Decide the verdict from the worker's reply (``reply_check`` found it fits the plan);
         outputs are compared on ``compare_device``."""
         if record_replay.decided_by_reply(reply, v):

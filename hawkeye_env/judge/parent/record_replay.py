@@ -26,6 +26,7 @@ from hawkeye_env.judge.parent.launch import run_job, standby, start
 from hawkeye_env.judge.parent.validate import plan_check, reply_check, source_check
 from hawkeye_env.judge.shared import launch_plan
 from hawkeye_env.judge.shared.verdict import Failure, Stage, Verdict, Violation
+from hawkeye_env.judge.shared.wire import Job, Reply, Trial
 
 ENV_FLAG = "HAWKEYE_REPLAY"
 
@@ -37,7 +38,7 @@ def mode(device: str) -> str:
     return "worker" if off else "replay"
 
 
-def recording_trials(trials: list[dict]) -> list[dict]:
+def recording_trials(trials: list[Trial]) -> list[Trial]:
     """One recording call per distinct (shape, layout) of ``trials``, in order, on fresh seeds:
     a plan's views of its inputs' storage depend on their layout (``layouts.py``)."""
     keys: list[tuple[dict, dict | None]] = []
@@ -66,7 +67,7 @@ def worker_failure(outcome, v: Verdict) -> bool:
     return True
 
 
-def decided_by_reply(reply: dict, v: Verdict) -> bool:
+def decided_by_reply(reply: Reply, v: Verdict) -> bool:
     """Fill ``v`` from a checked reply's violations and stage; True when they decide it (a
     violation, or a stage other than ``ok``: compile error, runtime error, no source)."""
     v.violations = [Violation(code, reply_check.bounded_text(msg)) for code, msg in reply.get("violations", [])]
@@ -106,7 +107,7 @@ def checked(check, *args) -> str | None:
         return f"the reply breaks its validation ({type(exc).__name__})"
 
 
-def record_and_replay(job: dict, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
+def record_and_replay(job: Job, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
                       lane, v: Verdict) -> dict | None:
     """Steps 1-3 of the module docstring for ``job`` (the evaluator's CUDA job). Returns the
     replay's reply, checked against ``job`` (the evaluator reads it as a worker's); None when

@@ -44,6 +44,7 @@ import torch
 from hawkeye_env.judge.parent.decide import references
 from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed
 from hawkeye_env.judge.shared.verdict import Verdict
+from hawkeye_env.judge.shared.wire import Job, Reply, Trial
 from hawkeye_env.tasks.spec import TaskSpec
 
 PROTOCOL = "kernelbench"
@@ -55,7 +56,7 @@ ATOL = RTOL = 1e-2
 STRICT_TOLERANCE = 1e-4
 
 
-def plan(spec: TaskSpec, device: str, seed: int) -> list[dict]:
+def plan(spec: TaskSpec, device: str, seed: int) -> list[Trial]:
     """The protocol's ``TRIALS`` trials: at the first CPU shape on CPU, the first GPU shape (the
     file's own sizes for an imported task) elsewhere; reference first, as KernelBench runs them."""
     shape = dict(spec.cpu_shapes[0] if device == "cpu" else spec.gpu_shapes[0])
@@ -141,7 +142,7 @@ def judge(spec: TaskSpec, trials: list[dict], rows: list[dict], timing: dict | N
     return report(correct, len(failures), reason, mean_ms(timing) if correct else None, atol, rtol, _worst(diffs))
 
 
-def judge_and_strip(spec: TaskSpec, job: dict, reply: dict, device: str, v: Verdict, atol: float,
+def judge_and_strip(spec: TaskSpec, job: Job, reply: Reply, device: str, v: Verdict, atol: float,
                     rtol: float) -> tuple[dict, dict]:
     """Judge the protocol's trials of ``reply`` into ``v.protocols`` (``judge``) and return ``job``
     and ``reply`` with the verdict's own trials only (shallow copies), which the parent then

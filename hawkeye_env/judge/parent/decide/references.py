@@ -30,6 +30,7 @@ import torch
 
 from hawkeye_env.judge.shared.inputs import fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.inputs import refill as _refill
+from hawkeye_env.judge.shared.wire import Job, Reply
 from hawkeye_env.tasks.registry import task_module
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -137,7 +138,7 @@ def kept_references(spec: TaskSpec, seed: int, refills: list[int], device: str) 
     return results
 
 
-def fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+def fill_trial_references(spec: TaskSpec, job: Job, reply: Reply, device: str) -> None:
     """Put the parent's own float64 and native-precision references into the trial rows of a
     reply (workers ship outputs only): ``reference``
     and ``native``, and the same in ``fresh``."""
@@ -148,7 +149,7 @@ def fill_trial_references(spec: TaskSpec, job: dict, reply: dict, device: str) -
             row["fresh"]["reference"], row["fresh"]["native"] = got.fresh_reference, got.fresh_native
 
 
-def fill_kept_references(spec: TaskSpec, job: dict, reply: dict, device: str) -> None:
+def fill_kept_references(spec: TaskSpec, job: Job, reply: Reply, device: str) -> None:
     """The same for the kept timed iterations, from their replayed inputs."""
     kept = reply["timing"]["candidate"].get("kept") or []
     refs = kept_references(spec, job["timing"]["seed"], [int(k["refills"]) for k in kept], device)

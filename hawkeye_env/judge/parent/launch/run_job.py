@@ -76,6 +76,7 @@ from hawkeye_env.judge.parent.launch.start import (
     target_name,
 )
 from hawkeye_env.judge.parent.validate.reply_decode import ForgedMessage, decode_message, read_reply_file
+from hawkeye_env.judge.shared.wire import Job
 
 # A worker's messages: progress reports and lane requests are a few hundred bytes and come a few
 # times per trial; a recording worker's reply (its launch plans) a few MB; final replies with
@@ -97,7 +98,7 @@ LANE_WAIT_FACTOR = 4.0
 # The worker's memory (a walk of its process tree in /proc and of its scratch folder) is read at
 # most this often. The watch loop turns every LANE_POLL_S (5 ms) while a lane request waits; with
 # eight verdicts in flight on one H200, replays waited 5.2 s for their lane (median) and the parent,
-# one Python process serving every worker, used 1.2 cores (``evals.bench.search``, ``host_load``).
+# one Python process serving every worker, used 1.2 cores (``bench.search``, ``host_load``).
 # One read of a 32-thread process costs 0.36 ms of CPU (CPU machine), so eight waiting workers
 # read at every turn would take most of a core of the parent's interpreter. At the idle poll's
 # cadence the limit is enforced as before (``test_lanes``: 400 reads in a 3 s wait before, 68 at most now).
@@ -127,7 +128,7 @@ class Outcome:
 
 
 
-def run_in_worker(job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
+def run_in_worker(job: Job, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
                   serve: str = WORKER_TARGET) -> Outcome:
     """Run ``job`` in a fresh sandboxed worker process and return its decoded reply or failure.
 
@@ -196,7 +197,7 @@ def with_output(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def run_job(serve, job: dict, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
+def run_job(serve, job: Job, timeout_s: float, memory_limit_bytes: int, lane: Lane | None = None,
             started: tuple | None = None, writable: tuple[str, ...] = (), profile_to: str | None = None) -> Outcome:
     """Send ``job`` to a worker (``started``: a ready standby's ``(conn, process, output)``; else a
     new ``serve`` process, with ``writable`` folders bound read-write) and watch it until its final

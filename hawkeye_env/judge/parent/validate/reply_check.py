@@ -21,6 +21,7 @@ import torch
 
 from hawkeye_env.judge.shared.timing_plan import TIMING_ROUNDS, plan_iterations
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS, VIOLATION_CODES
+from hawkeye_env.judge.shared.wire import Job, Trial
 
 STAGES = ("ok", "compile_error", "runtime_error", "no_source")
 # A verdict's error and each violation message keep at most this many characters of what a worker
@@ -87,7 +88,7 @@ def bounded_text(text, limit: int = MAX_TEXT_CHARS) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
 
 
-def _trials_problem(plan: list[dict], rows) -> str | None:
+def _trials_problem(plan: list[Trial], rows) -> str | None:
     if not isinstance(rows, list):
         return "trials is not a list"
     if len(rows) != len(plan):
@@ -209,7 +210,7 @@ def _head_problem(reply) -> str | None:
     return _violations_problem(reply.get("violations", []))
 
 
-def reply_problem(job: dict, reply) -> str | None:
+def reply_problem(job: Job, reply) -> str | None:
     """Why ``reply`` does not fit ``job`` (None when it does); see the module docstring."""
     problem = _head_problem(reply)
     if problem or reply["stage"] != "ok" or reply.get("violations"):
@@ -223,7 +224,7 @@ def reply_problem(job: dict, reply) -> str | None:
     return _timing_problem(job.get("timing"), reply.get("timing"))
 
 
-def record_problem(job: dict, reply) -> str | None:
+def record_problem(job: Job, reply) -> str | None:
     """Why a recording worker's ``reply`` does not fit its ``job`` (``replayed.py``): the common
     fields, then no trial rows and no timing, and one entry per recording trial, each either
     ``{"refused": text}`` or ``{"plan": dict, "kernels": list}`` (the plans themselves are checked

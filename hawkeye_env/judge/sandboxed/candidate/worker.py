@@ -30,6 +30,7 @@ from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
+from hawkeye_env.judge.shared.wire import Job, Reply
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
@@ -86,7 +87,7 @@ class BuildError(Exception):
 class _Run:
     """State of one job: the candidate module, guards and the collected observations."""
 
-    def __init__(self, job: dict):
+    def __init__(self, job: Job):
         self.job = job
         self.device = job["device"]
         for folder in job.get("task_dirs") or []:
@@ -310,7 +311,7 @@ class _Run:
         return {"candidate": t}
 
 
-def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -> dict:
+def run_job(job: Job, report=lambda violations: None, lane=lambda mode: None) -> Reply:
     """Judge-side raw observations for one candidate; never raises.
 
     ``report(violations)`` is called as soon as a candidate call produced a violation, so the
@@ -318,7 +319,7 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
     ``lane(mode)`` blocks until the parent holds the GPU's lock in ``mode`` for this worker:
     ``exclusive`` around the timed section, ``none`` once the GPU work is done (``lanes.py``).
     """
-    reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
+    reply: Reply = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
     if job.get("record"):
         reply["plans"] = []
     profile = reply["profile"]
@@ -369,7 +370,6 @@ def run_job(job: dict, report=lambda violations: None, lane=lambda mode: None) -
     if changed:
         run.violate("judge_patched", f"replaced judge functions: {', '.join(changed[:8])}")
     reply["violations"] = run.violations
-    reply["launches"] = dict(run.counter.launches)
     return reply
 
 

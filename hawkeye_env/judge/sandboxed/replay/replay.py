@@ -40,6 +40,7 @@ from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError
 from hawkeye_env.judge.shared.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
+from hawkeye_env.judge.shared.wire import ReplayJob, Reply
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
 
 TRACEBACK_LINES = 12
@@ -222,7 +223,7 @@ def _host(outs: list) -> list:
 class _Replay:
     """One replay job: the task, its kernels and a plan per shape."""
 
-    def __init__(self, job: dict, folder: str):
+    def __init__(self, job: ReplayJob, folder: str):
         for d in job.get("task_dirs") or []:
             if d not in user_task_dirs():
                 register_tasks_from(d)
@@ -313,11 +314,11 @@ def _short_traceback(exc: BaseException) -> str:
     return "\n".join(lines[-TRACEBACK_LINES:])
 
 
-def run_replay(job: dict, report=lambda violations: None, lane=lambda mode: None) -> dict:
+def run_replay(job: ReplayJob, report=lambda violations: None, lane=lambda mode: None) -> Reply:
     """The replay's reply to ``job`` (``{"kind": "replay", "task", "device", "trials", "timing",
     "plans", "task_dirs", "workdir"}``), in the worker's reply format; never raises. A plan that
     does not fit, or kernels that fail, give ``runtime_error`` with the reason."""
-    reply: dict = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
+    reply: Reply = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
     started = time.monotonic()
     if job["device"] == "cuda":
         import triton
