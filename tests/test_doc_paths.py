@@ -1,9 +1,9 @@
 """Every repository path a document names exists, and nothing cites a document the repository
 does not have.
 
-The documents are README.md, BENCHMARKS.md and its template (evals/bench/benchmarks_template.md),
-training/README.md, every units/*/README.md and every docs/*.md. A path is
-a word inside backticks (inline code or a fenced block) that looks like a relative path
+The documents are README.md, BENCHMARKS.md and its template (bench/benchmarks_template.md),
+the development log (dev/LOG.md), training/README.md, every units/*/README.md and every docs/*.md.
+A path is a word inside backticks (inline code or a fenced block) that looks like a relative path
 of this repository: it contains a "/" or ends in .py/.md/.json/.jsonl, and it either
 starts with one of the top-level folders or is a bare top-level file such as
 BENCHMARKS.md. Relative Markdown links ``[text](path)`` are paths too. Globs and
@@ -32,7 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-TOP_DIRS = frozenset({"hawkeye_env", "units", "reward", "policies", "training", "evals", "tests", "docs", ".ci"})
+TOP_DIRS = frozenset({"hawkeye_env", "units", "reward", "policies", "training", "evals", "bench", "tests", "docs",
+                      "dev", ".ci"})
 PATH_SUFFIXES = (".py", ".md", ".json", ".jsonl")
 # a bare top-level file: BENCHMARKS.md, README.md, ..., pyproject.toml
 TOP_FILE_RE = re.compile(r"^(?:[A-Z][A-Za-z0-9_-]*\.md|pyproject\.toml)$")
@@ -45,8 +46,8 @@ URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?|^www\.")
 
 
 def documents() -> list[Path]:
-    docs = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "evals" / "bench" / "benchmarks_template.md",
-            REPO / "training" / "README.md"]
+    docs = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "bench" / "benchmarks_template.md",
+            REPO / "training" / "README.md", REPO / "dev" / "LOG.md"]
     docs += sorted((REPO / "units").glob("*/README.md"))
     docs += sorted((REPO / "docs").rglob("*.md"))
     return docs
@@ -199,11 +200,11 @@ def test_a_made_up_path_is_reported():
             "The roofline is checked in `tests/judge/test_no_such_file.py::test_x`,",
             "see [the notes](reward/NO_SUCH_NOTES.md#top) and `NO_SUCH_TOP_FILE.md`.",
             "Existing: `README.md`, `tests/`, `units/harness.py`, [b](BENCHMARKS.md).",
-            "Ignored: `units/<name>/README.md`, `tests/*.py`, `evals/results/{a,b}.json`,",
+            "Ignored: `units/<name>/README.md`, `tests/*.py`, `bench/results/{a,b}.json`,",
             "`evals/...`, `https://example.com/a/b.py`, [u](https://example.com/x.md),",
             "`/tmp/x/y.py`, `~/KernelBench/level1`, `fla/ops/chunk.py`, `1/sqrt(D)`.",
             "```bash",
-            "python -m pytest -q tests/gpu/test_missing_gpu.py --out=evals/results/x-<gpu>.json",
+            "python -m pytest -q tests/gpu/test_missing_gpu.py --out=bench/results/x-<gpu>.json",
             "```",
         ]
     )

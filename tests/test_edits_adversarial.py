@@ -3,7 +3,7 @@ large source are each handled within ``BOUND_S``.
 
 The parser once held the GIL for 26 s on a fence line of 110k spaces (a backtracking regex) and
 for 124 s on a 10 KB failed edit (difflib over every window of the source). Run as a script, this
-module times every case and prints the figures as JSON (``evals/results/edits-worst-case-*.json``):
+module times every case and prints the figures as JSON (``bench/results/edits-worst-case/edits-worst-case-*.json``):
 ``python tests/test_edits_adversarial.py [module.path.of.edits]``.
 """
 

@@ -1,7 +1,7 @@
 """Dependencies point one way: every import of every
-installed package module, module-level and inside functions, read with ``ast`` (nothing is
+package module, module-level and inside functions, read with ``ast`` (nothing is
 imported), checked for cycles and for the layer order units < tasks < judge, reward < env, evals,
-training, policies. Private names taken from another module are checked by
+training, policies < bench (the developer benchmarks, not installed: no installed module imports them). Private names taken from another module are checked by
 ``tests/test_no_private_imports.py``.
 
 An edge ``a -> b`` means module ``a`` names repo module ``b`` in an import statement. ``import
@@ -21,8 +21,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("hawkeye_env", "units", "reward", "policies", "training", "evals")
-SKIPPED_DIRS = (REPO / "evals" / "results",)
+# The installed packages, then the developer benchmarks (``bench/``, not installed: it sits above
+# every installed layer, which may never import it, and may read the tests' candidates).
+INSTALLED = ("hawkeye_env", "units", "reward", "policies", "training", "evals")
+PACKAGES = (*INSTALLED, "bench")
+SKIPPED_DIRS = (REPO / "bench" / "results",)
 TOP_LEVEL_REPO_NAMES = set(PACKAGES) | {"tests"}
 
 # A layer and the repo modules (prefixes) it must never import.
@@ -41,7 +44,10 @@ FORBIDDEN = {
     # the reward reads a verdict's fields (reward.score.ScoredVerdict) and imports nothing of the
     # judge, which imports it
     "reward": ("hawkeye_env", "policies", "training", "evals"),
+    **{package: ("bench",) for package in INSTALLED if package not in ("units", "reward")},
 }
+FORBIDDEN["units"] += ("bench",)
+FORBIDDEN["reward"] += ("bench",)
 # "hawkeye_env.cli" also matches hawkeye_env.cli_units and hawkeye_env.cli_baselines (prefix on
 # the name, not on the dotted path), as the layer rule means.
 PREFIX_NOT_DOTTED = {"hawkeye_env.cli"}
@@ -302,6 +308,8 @@ def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path
     ]
     assert layer_violations({"hawkeye_env.judge.x": {"hawkeye_env.cli_units"}}) != []
     assert layer_violations({"evals.x": {"tests.candidates"}}) == [("evals.x", "tests.candidates")]
+    assert layer_violations({"evals.x": {"bench.tables"}, "bench.x": {"evals.candidates"}}) == [("evals.x", "bench.tables")]
+    assert layer_violations({"units.x": {"bench.tables"}}) == [("units.x", "bench.tables")]
     assert targets_with_parents("reward.score", "hawkeye_env.judge.shared.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
         "hawkeye_env.judge.shared.verdict",
         "hawkeye_env",
@@ -329,7 +337,7 @@ def test_walk_covers_every_package(graph):
     for package in PACKAGES:
         assert package in graph, package
     assert "hawkeye_env.judge.parent.evaluator" in graph
-    assert not any(name.startswith("evals.results") for name in graph)
+    assert not any(name.startswith("bench.results") for name in graph)
 
 
 def _report(found, allowed) -> str:
@@ -352,7 +360,7 @@ def test_layer_order(graph):
 
 
 def test_no_package_module_reads_the_tests_folder():
-    modules = module_files()
+    modules = {m: p for m, p in module_files().items() if m.split(".")[0] in INSTALLED}
     found = sorted(
         {(module, text) for module, path in modules.items() for text, _ in strings_naming_tests_folder(module, path)}
     )

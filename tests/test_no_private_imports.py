@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("hawkeye_env", "evals", "training", "policies", "reward", "units")
-SKIPPED_DIRS = ("evals/results",)
+PACKAGES = ("hawkeye_env", "evals", "training", "policies", "reward", "units", "bench")
+SKIPPED_DIRS = ("bench/results",)
 
 _METADATA = "Triton compiled-kernel metadata of a unit's JIT kernel, which has no public handle"
 # (importer, target module, private name) -> why it stays. A key that no longer occurs fails the
@@ -36,12 +36,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # The kernel sweeps read registers, spills and shared memory from the compiled metadata of a
     # unit's kernel; every unit names its kernels ``_<op>_kernel`` behind a public launcher, and a
     # public handle per unit is a change to the unit format (sweep harness).
-    ("evals.kerneldev.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): _METADATA,
+    ("bench.kerneldev.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): _METADATA,
     ("units.triton_compile", "units.block_scaled_fp4", "_fp4_gemm_kernel"):
         "the sm_90 cross-compile of the FP4 kernel's main loop needs the JIT function itself",
-    ("evals.kerneldev.sweeps.fp8", "units.fp8_scaled_gemm.kernel", "_fp8_gemm_kernel"): _METADATA,
-    ("evals.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_persistent_ws_matmul_kernel"): _METADATA,
-    ("evals.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_ws_matmul_kernel"): _METADATA,
+    ("bench.kerneldev.sweeps.fp8", "units.fp8_scaled_gemm.kernel", "_fp8_gemm_kernel"): _METADATA,
+    ("bench.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_persistent_ws_matmul_kernel"): _METADATA,
+    ("bench.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_ws_matmul_kernel"): _METADATA,
 }
 
 

@@ -14,8 +14,8 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("hawkeye_env", "evals", "training", "policies", "reward", "units")
-SKIPPED_DIRS = ("evals/results",)
+PACKAGES = ("hawkeye_env", "evals", "training", "policies", "reward", "units", "bench")
+SKIPPED_DIRS = ("bench/results",)
 MAX_MODULE_LINES = 420
 MAX_FUNCTION_LINES = 60
 

@@ -99,7 +99,8 @@ FP32 = Tolerance(
 )
 # bf16 outputs: rounding the exact answer to bf16 alone costs rel L2 1.65e-3 (0.42 u) and up to
 # 2^-8 relative per element; a bf16 GEMM with fp32 accumulation measured 1.66e-3 relative L2 on
-# the H200 (anchors/h200-2026-11-29.json, triton_relerr). rel_l2 = 8e-3 leaves 4.8x headroom for
+# the H200 (cuBLAS and the expert at 4096^3, the ``err`` of the gemm_bf16 rows of
+# ``bench/results/sweep-gemm/gemm-sweep-h200-2026-11-30.jsonl``). rel_l2 = 8e-3 leaves 4.8x headroom for
 # that and rejects fp8 operands (3.8e-2). Element bound 4 u; worst element 10x that (0.16 of
 # rms + |ref|, under WORST_CAP).
 BF16 = Tolerance(
@@ -120,9 +121,10 @@ FP64 = Tolerance(
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {"float32": FP32, "bfloat16": BF16, "float16": FP16, "float64": FP64}
 # bf16 attention: every bf16 implementation rounds the softmax weights to bf16 before P @ V, and in
 # rows with few visible keys whose weighted values cancel that rounding is amplified. On the H200
-# (2026-11-30, causal B4 H32 S4096 D128, normal inputs) cuDNN, flash and eager SDPA all reached
+# (causal B4 H32 S4096 D128, normal inputs; ``bench/results/tolerances/correctness-diag-h200-2026-11-30.jsonl``,
+# BENCHMARKS.md, Tolerances calibrated on the vendor kernels) cuDNN, flash and eager SDPA all reached
 # 1.78x the default element bound at the same element (rel L2 2.1e-3). The element bound is 2.5x
-# the default (ratio 0.71 for the vendor kernels) and now bounds the 99.9th percentile; the worst
+# the default (ratio 0.71 for the vendor kernels) and bounds the 99.9th percentile; the worst
 # element may reach 6x it (0.24 of rms + |ref|, WORST_CAP); rel_l2 stays the bf16 default, 3.9x
 # above them, so an fp8 or low-precision-softmax shortcut (~3e-2) still fails.
 ATTENTION_BF16 = Tolerance(
@@ -131,10 +133,10 @@ ATTENTION_BF16 = Tolerance(
 )
 # bf16 chunked linear attention: with heavy-tailed (Student-t3) inputs the carried state spans
 # decades, and the bf16 operands of its matmuls cost more than the default element bound: on the
-# H200 (2026-11-30, simple GLA B8 H16 T2048 D128) FLA's chunk kernel and ours both reached 5.2x it
-# at the same element, at rel L2 2.5e-3. Element bound 0.1 (ratio 0.83 for FLA) for the 99.9th
-# percentile; the worst element may reach 2.5x it (0.25 of rms + |ref|, WORST_CAP: 3x FLA's
-# worst); rel_l2 stays the bf16 default, 3.2x above FLA.
+# H200 (simple GLA B8 H16 T2048 D128, ``bench/results/tolerances/correctness-diag-h200-2026-11-30.jsonl``) FLA's
+# chunk kernel and ours both reached 5.2x it at the same element, at rel L2 2.5e-3. Element bound 0.1
+# (ratio 0.83 for FLA) for the 99.9th percentile; the worst element may reach 2.5x it (0.25 of
+# rms + |ref|, WORST_CAP: 3x FLA's worst); rel_l2 stays the bf16 default, 3.2x above FLA.
 LINEAR_ATTENTION_BF16 = Tolerance(
     rtol=0.1, atol=0.1, rel_l2=8e-3, worst_floor=2.5,
     source="H200 2026-11-30: FLA chunk_simple_gla reaches 5.2x the bf16 element bound on heavy-tailed inputs",

@@ -1,4 +1,4 @@
-"""``evals.bench.search`` on CPU: the search policy's batch judged in each phase's mode, the
+"""``bench.search`` on CPU: the search policy's batch judged in each phase's mode, the
 environment restored after each phase, and the report readable by BENCHMARKS.md's table."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from evals.bench import search as bench_search
-from evals.bench.tables import Loaded, search_throughput
+from bench import search as bench_search
+from bench.tables import Loaded, search_throughput
 from hawkeye_env.judge.parent import record_replay
 from hawkeye_env.judge.parent.launch import forkserver, isolation
 from hawkeye_env.judge.shared import cuda_schedule
@@ -54,7 +54,7 @@ def test_each_phase_judges_the_whole_batch_in_its_mode(tmp_path, monkeypatch):
         metrics = phase["best_of_n"]["tasks"]["vector_add_fp32"]
         assert metrics["candidates"] == 2 and metrics["correct_rate"] == 1.0 and metrics["pass_at_k"] == [1.0, 1.0]
         assert len(metrics["best_of_k_reward"]) == 2 and "best_of_k_speedup" not in metrics  # CPU: untimed
-    assert report["command"].startswith("python -m evals.bench.search --device cpu --tasks vector_add_fp32 --n 2")
+    assert report["command"].startswith("python -m bench.search --device cpu --tasks vector_add_fp32 --n 2")
     table = search_throughput([Loaded("bs.json", report)])
     assert len(table) == 5 and table[2].startswith("| bwrap | 2 | 2 | correct 2 |")
     assert table[3].startswith("| bwrap-fresh | 1 | 2 | correct 2 |"), table[3]

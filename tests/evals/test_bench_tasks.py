@@ -1,4 +1,4 @@
-"""``evals.bench.tasks``: the CPU run writes its JSON, and the GPU-path arithmetic of a row.
+"""``bench.tasks``: the CPU run writes its JSON, and the GPU-path arithmetic of a row.
 
 The GPU row is derived from a synthetic timed verdict (no GPU needed): speedups, TFLOP/s, GB/s,
 the fraction of copy bandwidth and every target's status.
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from evals.bench.tasks import render, repeated_row, target_rows, task_row
+from bench.tasks import render, repeated_row, target_rows, task_row
 from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 
@@ -22,7 +22,7 @@ TOP_KEYS = {"date", "device", "gpu", "driver", "versions", "config", "copy_bandw
 
 def test_cpu_run_writes_json_with_the_expected_keys(tmp_path):
     out = tmp_path / "tmp.json"
-    cmd = [sys.executable, "-m", "evals.bench.tasks", "--device", "cpu", "--tasks", "vector_add_fp32",
+    cmd = [sys.executable, "-m", "bench.tasks", "--device", "cpu", "--tasks", "vector_add_fp32",
            "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -100,7 +100,7 @@ def test_no_timed_verdict_keeps_the_first_verdicts_row():
 
 def test_cpu_run_with_two_copies_judges_each_task_twice(tmp_path):
     out = tmp_path / "tmp.json"
-    cmd = [sys.executable, "-m", "evals.bench.tasks", "--device", "cpu", "--tasks", "vector_add_fp32",
+    cmd = [sys.executable, "-m", "bench.tasks", "--device", "cpu", "--tasks", "vector_add_fp32",
            "--verdicts", "2", "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.bench.throughput import main, merge, mixed_batch, summarise
+from bench.throughput import main, merge, mixed_batch, summarise
 
 HACKS = Path(__file__).resolve().parents[1] / "candidates" / "hacks"
 
@@ -48,7 +48,7 @@ def test_merge_computes_speedup_from_fewest_to_most_gpus(tmp_path):
 
 
 def test_partial_figures_are_saved_after_every_phase_and_lone_verdict(monkeypatch):
-    import evals.bench.throughput as bt
+    import bench.throughput as bt
     from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
     from hawkeye_env.judge.shared.verdict import Stage, Verdict
 

@@ -1,7 +1,7 @@
-"""BENCHMARKS.md is what ``python -m evals.bench.benchmarks_doc`` renders from ``evals/results/`` and the
-template, every results file it names exists and every file under ``evals/results/`` is read by an
-area; and the results schemas that new files arrive in (``evals.bench.calibrate``,
-``evals.bench.throughput``, ``evals.bench.tasks``) render."""
+"""BENCHMARKS.md is what ``python -m bench.benchmarks_doc`` renders from ``bench/results/`` and the
+template, every results file it names exists and every file under ``bench/results/`` is read by an
+area; and the results schemas that new files arrive in (``bench.calibrate``,
+``bench.throughput``, ``bench.tasks``) render."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import shutil
 
 import pytest
 
-from evals.bench import benchmarks_doc
-from evals.bench.benchmarks_doc import AREAS, REPO, RESULTS, Area, render_area, results_files
+from bench import benchmarks_doc
+from bench.benchmarks_doc import AREAS, REPO, RESULTS, Area, render_area, results_files
 
 
 def test_benchmarks_md_is_up_to_date():
-    assert benchmarks_doc.main(["--check"]) == 0, "run python -m evals.bench.benchmarks_doc"
+    assert benchmarks_doc.main(["--check"]) == 0, "run python -m bench.benchmarks_doc"
 
 
 def test_every_results_file_the_generator_names_exists():
@@ -24,10 +24,26 @@ def test_every_results_file_the_generator_names_exists():
     assert not missing, missing
 
 
+def stray_results(root, named) -> list[str]:
+    """Files under ``root / RESULTS`` that are neither a named path nor inside a named folder."""
+    named = set(named)
+    found = (p.relative_to(root) for p in (root / RESULTS).rglob("*") if p.is_file())
+    return sorted(str(p) for p in found if not ({p, *p.parents} & named))
+
+
 def test_every_results_file_is_read_by_an_area():
-    named = {p.name for p in results_files()}
-    stray = sorted(p.name for p in (REPO / RESULTS).iterdir() if p.name not in named)
+    stray = stray_results(REPO, results_files())
     assert not stray, f"results no area reads (name them in AREAS or delete them): {stray}"
+
+
+def test_a_results_file_no_area_reads_is_found(tmp_path):
+    (tmp_path / RESULTS / "a").mkdir(parents=True)
+    (tmp_path / RESULTS / "a" / "read.json").write_text("{}")
+    (tmp_path / RESULTS / "a" / "stray.json").write_text("{}")
+    (tmp_path / RESULTS / "run" / "plots").mkdir(parents=True)
+    (tmp_path / RESULTS / "run" / "plots" / "p.png").write_text("")
+    named = [RESULTS / "a" / "read.json", RESULTS / "run"]
+    assert stray_results(tmp_path, named) == [str(RESULTS / "a" / "stray.json")]
 
 
 def test_area_keys_are_unique_and_benchmarks_names_no_run():
@@ -38,12 +54,13 @@ def test_area_keys_are_unique_and_benchmarks_names_no_run():
 
 
 def test_check_reports_a_stale_document(tmp_path, monkeypatch, capsys):
-    (tmp_path / RESULTS).mkdir(parents=True)
+    area = next(a for a in AREAS if a.key == "grpo")
+    (tmp_path / RESULTS / "grpo").mkdir(parents=True)
     (tmp_path / benchmarks_doc.TEMPLATE).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / benchmarks_doc.TEMPLATE).write_text("# B\n\n{{table:grpo}}\n")
-    shutil.copy(REPO / RESULTS / "grpo-h200-2026-11-30.json", tmp_path / RESULTS)
+    for path in area.paths():
+        shutil.copy(REPO / RESULTS / path, tmp_path / RESULTS / path)
     monkeypatch.setattr(benchmarks_doc, "REPO", tmp_path)
-    area = next(a for a in AREAS if a.key == "grpo")
     monkeypatch.setattr(benchmarks_doc, "AREAS", (area,))
     assert benchmarks_doc.main([]) == 0
     assert benchmarks_doc.main(["--check"]) == 0
@@ -60,8 +77,8 @@ def test_a_placeholder_without_an_area_is_refused(tmp_path):
 
 
 def _area(tmp_path, render, name: str, data, **kw) -> list[str]:
-    (tmp_path / RESULTS).mkdir(parents=True, exist_ok=True)
-    (tmp_path / RESULTS / name).write_text(json.dumps(data))
+    (tmp_path / RESULTS / "x").mkdir(parents=True, exist_ok=True)
+    (tmp_path / RESULTS / "x" / name).write_text(json.dumps(data))
     return render_area(Area("x", render, (name,), **kw), root=tmp_path)
 
 
@@ -69,7 +86,7 @@ VERSIONS = {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "triton": "3.6.0", "j
 
 
 def test_a_calibration_file_renders_with_its_command(tmp_path):
-    from evals.bench import tables as benchmark_tables
+    from bench import tables as benchmark_tables
 
     rate = {"trials": 4, "failed": 0, "failures": [], "verdicts": 1, "verdicts_failed": 0}
     hack = {"trials": 4, "failed": 3, "failures": [], "verdicts": 1, "verdicts_failed": 1, "passed": 1}
@@ -93,7 +110,7 @@ def test_a_calibration_file_renders_with_its_command(tmp_path):
     }
     rates = "\n".join(_area(tmp_path, benchmark_tables.calibration_rates, "judge-calibration-h200-2026-12-02.json",
                             data))
-    assert "python -m evals.bench.calibrate --device cuda --tasks gemm_bf16 --trials 4" in rates
+    assert "python -m bench.calibrate --device cuda --tasks gemm_bf16 --trials 4" in rates
     assert "| gemm_bf16 | 4 | 0 / 4 (verdicts 0 / 1) | cublas 0 / 4 (verdicts 0 / 1) | 3 / 4 (verdicts 1 / 1)" in rates
     assert "NVIDIA H200, 2026-12-02" in rates
     noise = "\n".join(_area(tmp_path, benchmark_tables.calibration_noise, "judge-calibration-h200-2026-12-02.json",
@@ -111,12 +128,12 @@ def test_a_merged_calibration_names_every_part_and_the_merge(tmp_path):
             "parts": [{"file": "a.json", "args": {**args, "skip": ["noise"]}},
                       {"file": "b.json", "args": {**args, "skip": ["correctness"]}}]}
     recorded = benchmarks_doc._recorded(data)["command"]
-    assert recorded.count("python -m evals.bench.calibrate --device cuda") == 2
-    assert recorded.endswith("python -m evals.bench.calibrate --merge a.json b.json")
+    assert recorded.count("python -m bench.calibrate --device cuda") == 2
+    assert recorded.endswith("python -m bench.calibrate --merge a.json b.json")
 
 
 def test_a_throughput_file_renders(tmp_path):
-    from evals.bench import tables as benchmark_tables
+    from bench import tables as benchmark_tables
 
     phase = {"candidates": 19, "wall_s": 50.0, "candidates_per_min": 22.8, "candidates_per_gpu_min": 22.8,
              "gemm_wall_s_median": 2.5, "unexpected": []}
@@ -125,14 +142,14 @@ def test_a_throughput_file_renders(tmp_path):
                      "2": {"cold": {**phase, "candidates_per_min": 41.0}}},
             "summary": {"speedup": {"cold": 1.8}, "speedup_gpus": [1, 2]}}
     text = "\n".join(_area(tmp_path, benchmark_tables.throughput, "throughput-h200-2026-12-02.json", data,
-                           command="python -m evals.bench.throughput --device cuda"))
+                           command="python -m bench.throughput --device cuda"))
     assert "| 1 | gemm_bf16 alone x3 | - | - | - | - | 1.60 (1.50-1.70) | - |" in text
     assert "1 -> 2 GPUs, cold: 1.80x" in text
-    assert "`python -m evals.bench.throughput --device cuda`" in text
+    assert "`python -m bench.throughput --device cuda`" in text
 
 
 def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
-    from evals.bench import tables as benchmark_tables
+    from bench import tables as benchmark_tables
 
     row = {"stage": "correct", "timed": True, "expert_ms": 0.25, "tflops": 550.0, "gbps": 400.0,
            "copy_fraction": 0.1, "speedup": {"cublas": 0.93}, "unavailable": {},
@@ -161,7 +178,7 @@ def _repeats(n: int, lo: float, hi: float, speed: dict[str, tuple[float, float]]
 
 
 def test_tasks_judged_in_several_runs_show_their_spread_over_all_runs():
-    from evals.bench.tables import Loaded, suite_across_runs
+    from bench.tables import Loaded, suite_across_runs
 
     first = {"tasks": {"gemm_bf16": {"repeats": _repeats(2, 1.00, 1.01, {"cublas": (0.90, 0.91), "eager": (1.0, 1.0)})},
                        "only_here": {"repeats": _repeats(2, 1.0, 1.0, {})}}}
@@ -173,8 +190,8 @@ def test_tasks_judged_in_several_runs_show_their_spread_over_all_runs():
 
 
 def test_a_search_batch_report_renders_as_best_of_n_from_its_sandboxed_phase():
-    from evals.bench.tables import Loaded
-    from evals.bench.tables_product import best_of_n
+    from bench.tables import Loaded
+    from bench.tables_product import best_of_n
 
     metrics = {"candidates": 2, "correct_rate": 0.5, "best_of_k_speedup": [0.8, 1.1],
                "best_speedup": {"best": 1.1, "compile": 1.1, "cublas": 0.95}}
@@ -188,8 +205,8 @@ def test_a_search_batch_report_renders_as_best_of_n_from_its_sandboxed_phase():
 
 
 def test_best_of_n_over_several_files_adds_a_line_over_every_task():
-    from evals.bench.tables import Loaded
-    from evals.bench.tables_product import best_of_n
+    from bench.tables import Loaded
+    from bench.tables_product import best_of_n
 
     def report(tasks):
         overall = {"candidates": 2, "compile_rate": 1.0, "correct_rate": 1.0, "violation_rate": 0.0,
@@ -210,7 +227,7 @@ def test_best_of_n_over_several_files_adds_a_line_over_every_task():
 
 
 def test_a_gpu_test_log_cut_by_its_time_limit_says_so():
-    from evals.bench.tables import Loaded, gpu_tests
+    from bench.tables import Loaded, gpu_tests
 
     log = "t.py::test_a PASSED [ 50%]\nt.py::test_b pytest rc=124\n"
     lines = gpu_tests([Loaded("x.log", log)])
@@ -223,10 +240,10 @@ def test_a_later_profile_of_a_runner_replaces_its_earlier_kernels():
     """The FP8 expert was profiled as a Triton kernel, then rebuilt on a Gluon one: only the later
     file's kernel stands for it, with the tensor pipe's busy share the later file records, and
     runners the later file did not profile keep their rows."""
-    from evals.bench.tables import Loaded
-    from evals.kerneldev.tables import ncu_kernels
+    from bench.tables import Loaded
+    from bench.kerneldev.tables import ncu_kernels
 
-    names = ("ncu-vendor-h200-2026-12-01.txt", "ncu-fp8-h200-2026-12-04.txt")
+    names = ("vendor-profile/ncu-vendor-h200-2026-12-01.txt", "vendor-profile/ncu-fp8-h200-2026-12-04.txt")
     files = [Loaded(f"{RESULTS}/{n}", (REPO / RESULTS / n).read_text()) for n in names]
     earlier = [r for r in ncu_kernels(files[:1]) if r.startswith("| fp8_gemm_per_tensor | expert")]
     assert earlier and "ws_gemm_kernel" not in earlier[0]

@@ -1,11 +1,11 @@
-"""``evals.bench.calibrate`` on CPU: the expert and the vendor pass every trial, the hacks fail them,
+"""``bench.calibrate`` on CPU: the expert and the vendor pass every trial, the hacks fail them,
 and the report is written (the noise part needs a GPU and is skipped on CPU by design)."""
 
 from __future__ import annotations
 
 import json
 
-from evals.bench import calibrate
+from bench import calibrate
 
 
 def test_calibration_counts_trials_and_rejects_the_hacks(tmp_path):

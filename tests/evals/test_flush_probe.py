@@ -1,11 +1,11 @@
-"""``evals.kerneldev.flush_probe`` off the GPU: the L2 states it times and its refusals."""
+"""``bench.kerneldev.flush_probe`` off the GPU: the L2 states it times and its refusals."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from evals.kerneldev import flush_probe
+from bench.kerneldev import flush_probe
 
 
 def test_each_mode_is_a_callable_and_an_unknown_one_is_refused():

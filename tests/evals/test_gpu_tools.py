@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from evals.kerneldev import correctness_probe
-from evals.kerneldev.sweeps import splitk
+from bench.kerneldev import correctness_probe
+from bench.kerneldev.sweeps import splitk
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
@@ -26,6 +26,6 @@ def test_splitk_sweep_takes_no_arguments_and_covers_every_split():
 def test_unit_variant_sweeps_need_a_gpu(name, capsys):
     import importlib
 
-    sweep = importlib.import_module(f"evals.kerneldev.sweeps.{name}")
+    sweep = importlib.import_module(f"bench.kerneldev.sweeps.{name}")
     assert sweep.main([]) == 2
     assert "CUDA GPU" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``evals.bench.host_load``: busy cores and CPU seconds per kind of process, read from ``/proc``."""
+"""``bench.host_load``: busy cores and CPU seconds per kind of process, read from ``/proc``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from evals.bench.host_load import HostLoad, busy_ticks, kind_of, process_ticks
+from bench.host_load import HostLoad, busy_ticks, kind_of, process_ticks
 from hawkeye_env.judge.parent.launch.start import REPLAY_TARGET, WORKER_TARGET
 
 

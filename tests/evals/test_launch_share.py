@@ -1,4 +1,4 @@
-"""``evals.kerneldev.launch_share`` on the CPU: it refuses to run without CUDA, and for a task it builds the
+"""``bench.kerneldev.launch_share`` on the CPU: it refuses to run without CUDA, and for a task it builds the
 runners the judge would time (expert with the reference's parameters, eager reference, every vendor
 baseline) from the task's own files."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from evals.kerneldev import launch_share
+from bench.kerneldev import launch_share
 
 
 def test_needs_a_gpu(monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""``evals.bench.recheck_trials`` on CPU: one trial re-judged, the expert passing and every hack failing,
+"""``bench.recheck_trials`` on CPU: one trial re-judged, the expert passing and every hack failing,
 with both worst-element ratios reported."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evals.bench import recheck_trials
+from bench import recheck_trials
 
 
 def test_a_trial_is_rejudged_with_both_ratios(tmp_path):
@@ -21,7 +21,7 @@ def test_a_trial_is_rejudged_with_both_ratios(tmp_path):
     # the row scale is never below the output's RMS, so its ratio is never above the global one
     for row in rows.values():
         assert row["row_cap_over"] <= row["global_cap_over"] + 1e-12
-    assert report["command"].startswith("python -m evals.bench.recheck_trials softmax_fp32:heavy_tailed:7")
+    assert report["command"].startswith("python -m bench.recheck_trials softmax_fp32:heavy_tailed:7")
 
 
 def test_a_malformed_trial_is_refused():

@@ -1,13 +1,13 @@
-"""``evals.kerneldev.vendor_profile`` on the CPU: pairs are checked against the task's declared vendor
+"""``bench.kerneldev.vendor_profile`` on the CPU: pairs are checked against the task's declared vendor
 baselines before anything runs, it refuses to run without CUDA, and a pair is built and warmed up
-from the same runners ``evals.kerneldev.launch_share`` times."""
+from the same runners ``bench.kerneldev.launch_share`` times."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from evals.kerneldev import vendor_profile
+from bench.kerneldev import vendor_profile
 
 
 def test_pairs_name_a_declared_vendor_baseline():
@@ -29,7 +29,7 @@ def test_bad_pair_and_missing_gpu_are_reported(monkeypatch, capsys):
 
 
 def test_prepare_builds_and_warms_the_expert_and_the_vendor(monkeypatch):
-    from evals.kerneldev import launch_share
+    from bench.kerneldev import launch_share
 
     seen = []
     real = launch_share.runners

@@ -1,7 +1,7 @@
 """GPU-only judge checks: timing defences that need real CUDA streams, events and an L2 cache.
 
 Skipped on machines without CUDA (the reason is printed); run on the H200 and recorded in
-BENCHMARKS.md and evals/results/.
+BENCHMARKS.md and bench/results/.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _evaluator(store, **kw) -> Evaluator:
 
 
 # The conformance tasks here; every suite task's expert solution is judged on the GPU by
-# ``python -m evals.bench.tasks --device cuda`` (same evaluator, recorded in BENCHMARKS.md).
+# ``python -m bench.tasks --device cuda`` (same evaluator, recorded in BENCHMARKS.md).
 @pytest.mark.parametrize("task", [s.id for s in list_tasks() if s.module.startswith("hawkeye_env.tasks.conformance.")])
 def test_expert_solution_is_correct_and_timed(store, task):
     v = _evaluator(store).evaluate(task, solution_source(get_task(task)), "cuda")

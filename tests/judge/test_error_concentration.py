@@ -1,7 +1,7 @@
 """Error concentration (``structure.py``): the expert's own output passes, and the same output with
 one row, column, head, 64-element tile or 16x16 block off by a few percent fails ``compare`` with a
 message that names the slice, on six tasks under the Triton interpreter (one trial each; the full
-calibration is ``python -m evals.structure_calibration``)."""
+calibration is ``python -m bench.structure_calibration``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from hawkeye_env.tasks.spec import BF16
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from evals.bench.calibration_outputs import load_solution  # noqa: E402
-from evals.structure_calibration import bug_eps, corrupt, expert_outputs, interpret_on_cpu, judge  # noqa: E402
+from bench.calibration_outputs import load_solution  # noqa: E402
+from bench.structure_calibration import bug_eps, corrupt, expert_outputs, interpret_on_cpu, judge  # noqa: E402
 
 interpret_on_cpu()
 

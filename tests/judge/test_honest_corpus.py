@@ -24,7 +24,7 @@ CANDIDATES = corpus()
 # What the judged test takes by default: every candidate of these tasks, in all three styles (an
 # elementwise, a row reduction, a norm, a GEMM, a KernelBench level-1 and a level-2 problem), so a
 # run of the suite stays short; ``pytest --honest-corpus=all`` judges the whole corpus here, and
-# ``python -m evals.honest_corpus`` judges it for BENCHMARKS.md ("Honest code accepted").
+# ``python -m bench.honest_corpus`` judges it for BENCHMARKS.md ("Honest code accepted").
 SAMPLE_TASKS = frozenset({"vector_add_fp32", "softmax_fp32", "rmsnorm_bf16", "gemm_bf16", "kb_level1_1_relu",
                           "kb_level2_1_gemm_relu"})
 

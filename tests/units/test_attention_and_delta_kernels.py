@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from evals.kerneldev.sweeps.attention import BASE as SWEEP_BASE
-from evals.kerneldev.sweeps.attention import CONFIGS as SWEEP_CONFIGS
-from evals.kerneldev.sweeps.attention import DECODE_BASE, DECODE_CONFIGS
+from bench.kerneldev.sweeps.attention import BASE as SWEEP_BASE
+from bench.kerneldev.sweeps.attention import CONFIGS as SWEEP_CONFIGS
+from bench.kerneldev.sweeps.attention import DECODE_BASE, DECODE_CONFIGS
 from hawkeye_env.tasks.attention_common import explicit_attention
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.suite.gla_fwd_bf16 import gla_reference
@@ -72,7 +72,7 @@ def test_flash_attention_tile_and_tma_variants(knobs, causal):
 
 @pytest.mark.parametrize("cfg", SWEEP_CONFIGS, ids=str)
 def test_every_attention_sweep_configuration_is_correct(cfg):
-    """What ``evals.kerneldev.sweeps.attention`` will time on the GPU computes attention (causal, grouped
+    """What ``bench.kerneldev.sweeps.attention`` will time on the GPU computes attention (causal, grouped
     heads) at a shape every tile divides, so the TMA path runs where asked."""
     gen = torch.Generator().manual_seed(3)
     q, k, v = _bf16(1, 2, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen), _bf16(1, 1, 256, 32, gen=gen)

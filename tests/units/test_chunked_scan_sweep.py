@@ -1,4 +1,4 @@
-"""``evals.kerneldev.sweeps.chunked_scan`` and the shared ``check_then_time`` loop on the CPU: every
+"""``bench.kerneldev.sweeps.chunked_scan`` and the shared ``check_then_time`` loop on the CPU: every
 configuration the sweep will time computes the scan (interpreter, NaN-poisoned allocations), its
 shapes are the tasks' GPU shapes, it refuses to run without CUDA, and the loop drops failing
 configurations, times the rest interleaved and reports medians, ratios and the fastest."""
@@ -11,8 +11,8 @@ import time
 import pytest
 import torch
 
-from evals.kerneldev.sweeps import chunked_scan
-from evals.kerneldev.sweeps.harness import check_then_time
+from bench.kerneldev.sweeps import chunked_scan
+from bench.kerneldev.sweeps.harness import check_then_time
 from hawkeye_env.tasks.registry import get_task
 from units.chunked_scan import kernel
 

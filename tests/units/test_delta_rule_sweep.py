@@ -1,4 +1,4 @@
-"""``evals.kerneldev.sweeps.delta_rule`` on the CPU: its shapes are the DeltaNet tasks' GPU shapes,
+"""``bench.kerneldev.sweeps.delta_rule`` on the CPU: its shapes are the DeltaNet tasks' GPU shapes,
 every distinct kernel layout it will time computes the gated delta rule (interpreter), and it
 refuses to run without CUDA."""
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from evals.kerneldev.sweeps import delta_rule as sweep
+from bench.kerneldev.sweeps import delta_rule as sweep
 from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.registry import get_task
 

@@ -1,4 +1,4 @@
-"""``evals.kerneldev.sweeps.gemm`` on the CPU: every configuration it will time on the GPU computes the GEMM in
+"""``bench.kerneldev.sweeps.gemm`` on the CPU: every configuration it will time on the GPU computes the GEMM in
 each task layout it is listed for (under the Triton interpreter, or on CUDA when present, with
 NaN-poisoned allocations), its shapes are the tasks' GPU shapes, its rows add up, and it refuses
 to run without CUDA."""
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from evals.kerneldev.sweeps import gemm
+from bench.kerneldev.sweeps import gemm
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.registry import get_task, task_module
 from hawkeye_env.tasks.spec import BF16

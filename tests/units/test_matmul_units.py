@@ -239,14 +239,14 @@ def test_fused_reduce_gives_the_two_kernel_bits(m, n, k, split_k, swap_ab):
 
 
 def _small_m_sweep():
-    from evals.kerneldev.sweeps import small_m_gemm
+    from bench.kerneldev.sweeps import small_m_gemm
 
     return small_m_gemm
 
 
 @pytest.mark.parametrize("cfg", _small_m_sweep().CONFIGS, ids=str)
 def test_every_small_m_sweep_configuration_is_correct(cfg):
-    """What ``evals.kerneldev.sweeps.small_m_gemm`` will time on the GPU computes the GEMM, through the
+    """What ``bench.kerneldev.sweeps.small_m_gemm`` will time on the GPU computes the GEMM, through the
     sweep's own ``call``, at small versions of both layouts: linear_decode's ``x @ w.t()`` (M=16)
     and gemm_skinny's ``a @ b`` (M=33, block_m 64), N and K off the tiles."""
     sweep = _small_m_sweep()

@@ -40,7 +40,7 @@ from units.chunked_scan.delta_rule_wy import (
 )
 
 # BV = 64 gives B*H*D/64 = 256 state programs at B=8, H=16, D=128 on 132 SMs; on the H200 at that
-# shape (evals/results/delta-rule-sweep-h200-2026-12-03.jsonl) the walk at 64 columns, 4 warps and
+# shape (bench/results/sweep-delta-rule/delta-rule-sweep-h200-2026-12-03.jsonl) the walk at 64 columns, 4 warps and
 # 2 stages was the fastest of the swept walks.
 BV = 64
 NUM_WARPS, NUM_STAGES = 4, 2

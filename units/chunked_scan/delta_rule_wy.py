@@ -10,8 +10,8 @@ inverse in bf16. Every intermediate is a block of the true inverse, so nothing g
 truncated Neumann product ``(I - A)(I + A^2)(I + A^4)...`` is exact too but its partial products
 reach 1e5 for mean-shifted keys (|k_i . k_j| near 0.4) and cancel, losing float32 digits.
 ``_wy_apply_kernel`` multiplies it into ``beta K e^G`` and ``beta V``: two 64-row MMAs. Both in
-one kernel, as the sweep of 2026-12-03 compared, ran 2.5x slower on the H200: every block live at
-once, it spilled.
+one kernel ran 2.5x slower on the H200 (the ``part`` rows of
+``bench/results/sweep-delta-rule/delta-rule-sweep-h200-2026-12-03.jsonl``): every block live at once, it spilled.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 
 # Chunk 64 = four 16-row blocks (the MMA minimum, and FLA's solve_tril layout). On the H200 at
-# B8 H16 T2048 D128 (evals/results/delta-rule-sweep-h200-2026-12-03.jsonl) the WY factors took
+# B8 H16 T2048 D128 (bench/results/sweep-delta-rule/delta-rule-sweep-h200-2026-12-03.jsonl) the WY factors took
 # 0.45 ms in one kernel at 4 warps (255 registers and 3.5 KB of spills per thread when compiled for
 # sm_90) and 0.18 ms split, the inverse at 1 warp (0.22 ms at 2 warps, 0.35 ms at 4: the
 # substitution's [16, 16] reductions cost more across more warps), applied at 4 warps.

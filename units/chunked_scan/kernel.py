@@ -140,13 +140,13 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
 
 # Two-pass variant (chunk_simple_gla_parallel): BK = BV = 64 (4 state programs per head at D = 128,
 # 64 at B=1, H=16), 4 warps, 3 stages: the fastest of the H200 chunked-scan sweep of 2026-11-30
-# (evals/results/chunked-scan-stages-sweep-h200-2026-11-30.jsonl, one segment) at B1 H16 T32768
+# (bench/results/sweep-chunked-scan/chunked-scan-stages-sweep-h200-2026-11-30.jsonl, one segment) at B1 H16 T32768
 # D128, 0.859 ms = 1.10x FLA's 0.948 ms; the same tile in 2 stages ran 1.093 ms, 8 warps 1.272 ms.
 PAR_BK, PAR_BV = 64, 64
 PAR_NUM_WARPS, PAR_NUM_STAGES = 4, 3
 # Segments of the state walk (segments_for): enough that the state kernel launches about
 # SEGMENT_PROGRAMS_PER_SM programs per SM. H200, 2026-11-30 (chunked-scan sweep, three interleaved
-# rounds, evals/results/chunked-scan-segments-sweep-h200-2026-11-30.jsonl) at B1 H16 T32768
+# rounds, bench/results/sweep-chunked-scan/chunked-scan-segments-sweep-h200-2026-11-30.jsonl) at B1 H16 T32768
 # D128 (64 state programs of 64x64 per segment): 1 segment 0.779 ms, 2: 0.600, 4: 0.535 (256
 # programs, 1.31x FLA's 0.700 ms), 8: 0.567, 16: 0.560, 32: 0.587. Two per SM gives the 4.
 SEGMENT_PROGRAMS_PER_SM = 2
@@ -273,8 +273,8 @@ def chunk_simple_gla_parallel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     segment the two agree to float32 summation order; in several, the state entering a chunk (local
     state plus carry term) is rounded to bf16 once more, as accurate against a float64 reference
     but no longer bit-close to the walk. For long sequences with few heads (see
-    ``chunk_simple_gla_auto``). On the H200 at B1 H16 T32768 D128: 0.535 ms in 4 segments, 1.31x
-    FLA and 3.3x the walk (evals.kerneldev.sweeps.chunked_scan, 2026-11-30).
+    ``chunk_simple_gla_auto``; its time at B1 H16 T32768 D128 against FLA and the walk:
+    BENCHMARKS.md, Chunked scan).
 
     Pass 1, grid ``(cdiv(D, BK), cdiv(D, BV), B*H*segments)``: walks the chunks of one segment of a
     head with a float32 ``[BK, BV]`` state block and stores the state entering each chunk, counted

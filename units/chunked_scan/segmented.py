@@ -41,7 +41,7 @@ from units.persistent_splitk.kernel import num_sms
 # V-block and launch (chunk_simple_gla's: 64, 4 warps, 2 stages), and the walk programs per SM that
 # set the default segment count (segments_for_walk). H200 chunked-scan sweep of 2026-12-03 at
 # B1 H16 T32768 D128 (32 walk programs per segment; three interleaved rounds, FLA in the same run,
-# evals/results/chunked-scan-segmented-sweep-h200-2026-12-03.jsonl): 8 segments 0.380 ms (1.32x
+# bench/results/sweep-chunked-scan-long/chunked-scan-segmented-sweep-h200-2026-12-03.jsonl): 8 segments 0.380 ms (1.32x
 # FLA's 0.500, 1.25x the two-pass scan's best 0.474), 16: 0.396, 32: 0.426, 64: 0.489; at 16
 # segments 3 stages 0.478, 8 warps 0.658, a 32-wide V-block 0.543. Two per SM gives the 8.
 STATE_BK, STATE_BV, STATE_WARPS, STATE_STAGES = 64, 64, 4, 3

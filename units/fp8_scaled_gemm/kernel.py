@@ -39,7 +39,7 @@ from units.grouped_tile_order.kernel import grouped_tile
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 128, 8
 NUM_STAGES, NUM_WARPS = 4, 8
 # Two-level accumulation, promoted into float32 every 4 K tiles (512 products). H200 sweep of
-# 2026-11-30 (evals/results/fp8-sweep-h200-2026-11-30.jsonl), 8192^3 per-tensor: every tile
+# 2026-11-30 (bench/results/sweep-fp8/fp8-sweep-h200-2026-11-30.jsonl), 8192^3 per-tensor: every tile
 # (exact) 708 TFLOP/s (1.12x the naive), every 2 tiles 742 (1.17x), every 4 809 (1.28x), every 8
 # 837 (1.32x); relative L2 on all-positive inputs 1.9e-3, 2.6e-3, 5.7e-3, 1.4e-2 against 1.3e-1
 # without promotion. 4 is the fastest interval that stays under the bf16 bound of 8e-3.

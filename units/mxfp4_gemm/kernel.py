@@ -33,10 +33,10 @@ from units.block_scaled_fp4 import configure, fp4_gemm
 # M=32 (decode-sized, <= SMALL_M): the PTX table-lookup decode ("lut", units/fp4_ptx.py) with its two
 # planes and one scale per packed code, split-K 4, 32x128x128 tiles in 3 stages with 4 warps: 0.0406
 # ms against 0.0425 for cuBLAS on the bf16 weight, 0.0594 for the "bits" decode this replaced and
-# 0.152 for the naive decode-then-GEMM (evals/results/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row
+# 0.152 for the naive decode-then-GEMM (bench/results/sweep-fp4-lut/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row
 # tiles ran 0.0424-0.0464 ms, split-K 2 and 8 0.0465-0.051 ms.
 # M=256: 256x64x128 in 3 stages with 8 warps and one scale per packed code (wide, pipelined scale
-# loads): 0.207 ms against 0.193 naive (evals/results/fp4-sweep-h200-2026-11-30.jsonl); the margin
+# loads): 0.207 ms against 0.193 naive (bench/results/sweep-fp4/fp4-sweep-h200-2026-11-30.jsonl); the margin
 # is not expected there.
 SMALL_M = 64
 # The select decode, interleaved planes, no swap and no split: the variant keywords' defaults, which

@@ -43,9 +43,8 @@ UNIT = Unit(
         # (2026-11-30): the in-register decode, repeated per row tile, outweighs the 128 MB bf16
         # round trip once there are 34 GFLOP of MMAs. At M=32 the naive pass still moves about
         # 290 MB (FP4 read, bf16 write, bf16 re-read; ~70 us at 4.2 TB/s) against the fused
-        # kernel's 36 MB of codes and scales, so 1.5x is the bar. Not reached on the H200
-        # (2026-11-30) by the earlier defaults: 0.6-1.52x in verifies and sweeps; the bits decode now
-        # the default measured 1.60-1.73x as a harness candidate (units README, Measured).
+        # kernel's 36 MB of codes and scales, so 1.5x is the bar; what the H200 reaches is the
+        # mxfp4_gemm row of BENCHMARKS.md's Units table.
         min_margin=1.5,
     ),
     solution="units.mxfp4_gemm.kernel:mxfp4_gemm",

@@ -32,9 +32,9 @@ from units.block_scaled_fp4 import configure, fp4_gemm
 # scales converted to bf16 by Triton) with its two planes and one scale per packed code, split-K 4,
 # 32x128x128 tiles in 3 stages with 4 warps: 0.0399 ms against 0.0426 for cuBLAS on the bf16
 # weight, 0.0637 for the "bits" decode this replaced and 0.156 for the naive
-# (evals/results/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row tiles ran 0.0425-0.0475 ms.
+# (bench/results/sweep-fp4-lut/fp4-sweep-lut-h200-2026-12-03.jsonl); 64-row tiles ran 0.0425-0.0475 ms.
 # M=256: the "bits" decode with one scale per packed code at 256x64x128, 3 stages, 8 warps: 0.193 ms
-# against 0.203 naive (1.05x) and 0.241 for the select decode (evals/results/fp4-sweep-h200-2026-11-30.jsonl).
+# against 0.203 naive (1.05x) and 0.241 for the select decode (bench/results/sweep-fp4/fp4-sweep-h200-2026-11-30.jsonl).
 SMALL_M = 64
 # The select decode, interleaved planes, no swap and no split: the variant keywords' defaults, which
 # the tile sets below override.

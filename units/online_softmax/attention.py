@@ -39,15 +39,15 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 LOG2E = 1.4426950408889634
 # Prefill tile and options: 128 queries x 128 keys, 8 warps, 3 stages, TMA descriptor loads and the
 # scale folded into the exponent's FMA: the fastest of the H200 sweep of 2026-11-30 at the attention
-# tasks' shapes (B4 H32 S4096 D128; evals/results/attention-sweep-h200-2026-11-30.jsonl): causal
+# tasks' shapes (B4 H32 S4096 D128; bench/results/sweep-attention/attention-sweep-h200-2026-11-30.jsonl): causal
 # 449 TFLOP/s (0.87x cuDNN, 1.47x flash SDPA), GQA 0.87x / 1.42x, non-causal 516 (0.86x / 1.50x;
 # 528 without fold_scale, inside the sweep's spread). The 128x64 pointer tile ran 0.73-0.78x cuDNN in
 # the same sweep.
 BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 128, 8, 3
 USE_TMA, FOLD_SCALE = True, True
 # Decode: 64-key tiles with 3 stages keep K and V tiles at 96 KB of shared memory (two programs per
-# H200 SM); about 8 programs per SM of 132 give every SM enough loads in flight. Timed once: 2.5 TB/s
-# at B16 Hq32 Hkv8 L8192 D128, 0.86x flash SDPA (2026-11-30).
+# H200 SM); about 8 programs per SM of 132 give every SM enough loads in flight: 2.6 TB/s of K and V
+# at B16 Hq32 Hkv8 L8192 D128, 0.88x flash SDPA (bench/results/sweep-attention/attention-decode-sweep-h200-2026-11-30.jsonl).
 DECODE_BLOCK_N, DECODE_WARPS, DECODE_STAGES = 64, 4, 3
 DECODE_TARGET_PROGRAMS = 8 * 132
 

@@ -10,7 +10,7 @@ that wait on mbarriers, run async wgmma and write the output, with registers reb
   i+1's operands while the consumers convert and store tile i, where the same kernel without the
   keyword drains its pipeline at every tile. It pays on epilogue-heavy shapes: at M = N = 8192,
   K = 512 (69 GFLOP and a 128 MiB bf16 output) 1.12x the nested kernel without the keyword on the
-  H200 (five rounds out of five).
+  H200, five rounds out of five (``bench/results/sweep-ws/ws-sweep-h200-2026-11-30.jsonl``).
 - per-tile (``persistent=False``): one program per output tile, the K loop specialized. On the H200
   it ran 0.95-1.05x its twin: Triton's pipelined TMA + async wgmma loop already overlaps loads and
   MMAs inside a tile.
@@ -116,7 +116,7 @@ COMPARISONS: tuple[tuple[GemmConfig, ...], ...] = (
 )
 CANDIDATES: dict[str, GemmConfig] = {c.name: c for group in COMPARISONS for c in group}
 # The unit's pair: the persistent 128x256x64 kernel in 3 stages with and without the keyword. H200,
-# 2026-11-30 (evals/results/ws-sweep-h200-2026-11-30.jsonl; launch-hidden timing, five interleaved
+# 2026-11-30 (bench/results/sweep-ws/ws-sweep-h200-2026-11-30.jsonl; launch-hidden timing, five interleaved
 # rounds) at M = N = 8192, K = 512: 0.1232-0.1245 ms (554 TFLOP/s) against 0.1391-0.1395 ms (493),
 # 1.12-1.13x in every round; 128x128x64 in 4 stages gave 1.13-1.15x. The per-tile pair
 # (tile_128x256x64_s3_w4_ws against tile_128x256x64_s3_w8) gives 1.03x there and 0.95-1.05x at

@@ -26,7 +26,7 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*M*N*K flops over the launch-hidden CUDA-event median at M=N=8192, K=512 bf16, L2 flushed",
-        # H200, 2026-11-30 (evals.kerneldev.sweeps.ws, five interleaved rounds): the persistent
+        # H200, 2026-11-30 (bench.kerneldev.sweeps.ws, five interleaved rounds): the persistent
         # solution ran 1.12-1.13x its nested twin at M=N=8192, K=512 in every round (554 against
         # 493 TFLOP/s). K=512 makes the epilogue (a 128 MiB bf16 output) a large share of the
         # time, which is what the cross-tile overlap hides; at 4096^3 the pair is within 0.96-1.03x.

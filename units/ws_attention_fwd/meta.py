@@ -40,9 +40,9 @@ UNIT = Unit(
         higher_is_better=True,
         how="2*B*H*S*S*D (causal) over the launch-hidden CUDA-event median at B4 H32 HKV32 S4096 D128 bf16",
         # 1.08 = cuDNN parity over the naive twin, which ran 0.92-0.93x cuDNN in the H200 checks of
-        # 2026-12-03 (evals/results/units-gluon-attn-fma-h200-2026-12-03.json: solution 532, naive
+        # 2026-12-03 (bench/results/units-gluon-attn/units-gluon-attn-fma-h200-2026-12-03.json: solution 532, naive
         # 485, cuDNN 518 TFLOP/s); the harness measured the solution at 1.16x its naive (607 and
-        # 524 TFLOP/s, evals/results/units-attn-h200-2026-12-03.json).
+        # 524 TFLOP/s, bench/results/units/units-attn-h200-2026-12-03.json).
         min_margin=1.08,
     ),
     solution="units.ws_attention_fwd.kernel:attention_causal",

@@ -52,7 +52,7 @@ from units.ws_persistent_gemm.kernel import fits_tma as ws_fits_tma
 # an instruction). 32 KiB a stage at 128x128x128, 48 KiB at 128x256x128. Promotion every 4 K steps:
 # units/fp8_scaled_gemm's H200 sweep of 2026-11-30 (every 4 tiles: 1.9e-3 .. 5.7e-3 relative L2 on
 # positive data, the fastest interval under 8e-3). In Gluon on the FP8 tasks' inputs (H200, 2026-12-03,
-# evals/results/ws-fp8-sweep-h200-2026-12-03.jsonl): every 4 and every 8 K steps within 0.2% of each
+# bench/results/sweep-ws-fp8/ws-fp8-sweep-h200-2026-12-03.jsonl): every 4 and every 8 K steps within 0.2% of each
 # other, every 2 K steps 7% slower; 6 stages faster than 5 (5%) and 4 (14%).
 PROMOTE_EVERY = 4
 SOLUTION = WsGemmConfig(COOPERATIVE, block_m=128, block_n=128, block_k=128, num_stages=6, promote_every=PROMOTE_EVERY)
@@ -64,7 +64,7 @@ CONFIGS: dict[str, WsGemmConfig] = {c.name: c for c in (
 )}
 # Not offered: ping-pong 128x128x128, 6 stages, compiles (229,624 B of shared memory) but its launch
 # at 8192^3 failed with "unspecified launch failure" on the H200 (2026-12-03,
-# evals/results/ws-fp8-sweep-pingpong-h200-2026-12-03.jsonl).
+# bench/results/sweep-ws-fp8/ws-fp8-sweep-pingpong-h200-2026-12-03.jsonl).
 
 
 def k_major(b: torch.Tensor) -> torch.Tensor:

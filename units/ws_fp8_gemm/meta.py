@@ -25,7 +25,7 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*M*N*K over the launch-hidden CUDA-event median at M=N=K=8192, per-tensor scales, random inputs",
-        # H200, 2026-12-01 (evals/results/units-gluon-h200-2026-12-01.json, CUDA-graph replays): 1177
+        # H200, 2026-12-01 (bench/results/units-gluon/units-gluon-h200-2026-12-01.json, CUDA-graph replays): 1177
         # TFLOP/s against the naive twin's 1020 at 8192^3 (1.15x; 0.96x torch._scaled_mm), 1.32x at
         # 4096^3; the solution's repeats spread +-11% at 8192^3, so 1.1 is the margin required.
         min_margin=1.1,

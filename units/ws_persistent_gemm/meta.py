@@ -26,7 +26,7 @@ UNIT = Unit(
         unit="TFLOP/s",
         higher_is_better=True,
         how="2*M*N*K flops over the launch-hidden CUDA-event median at M=N=8192, K=512 bf16, L2 flushed",
-        # H200, 2026-12-01 (evals/results/units-gluon-h200-2026-12-01.json, CUDA-graph replays): at
+        # H200, 2026-12-01 (bench/results/units-gluon/units-gluon-h200-2026-12-01.json, CUDA-graph replays): at
         # 8192x8192x512 the solution ran 592 TFLOP/s against its naive twin's 475 (1.25x; 1.02x
         # cuBLAS); at K >= 4096 it matched the twin within 8% either way (0.92x at 4096^3). The metric
         # shape is the regime where the explicit split pays; 1.15 keeps a margin under the 1.25 measured.

@@ -14,7 +14,7 @@ CV_GATE = 0.05  # Hawkeye's harness: redo timings whose coefficient of variation
 # the most the judge spent before (50 x 3 attempts); at most (3 + retries) x 50 = 250 with the
 # judge's retries=2, within 2x of that. Target: repeated verdicts of one kernel within
 # max/min 1.04; the spread this reaches is the calibration run's figure
-# (evals/results/judge-calibration-*.json, recorded on the GPU by ``evals``' calibration command).
+# (bench/results/judge-calibration*/*.json, recorded on the GPU by ``evals``' calibration command).
 TIMING_ROUNDS = 3
 # Clock checks: 20% of each round's iterations, at least 5 (10 of 50 at the judge's iters=50),
 # never more than half, so at least half of every round times the device. Their host wall median

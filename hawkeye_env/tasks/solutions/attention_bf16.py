@@ -4,8 +4,7 @@ attention elsewhere.
 
 On CUDA (``attention_or_twin``) the kernel is ``attention_causal_bf16``'s without the mask: a TMA
 producer warp, two consumer warpgroups running FlashAttention-3's intra-warpgroup pipeline over
-every key block. Judged on the H200 (2026-12-03, ``evals/results/tasks-attn-fma-h200-2026-12-03.json``,
-three verdicts): 1.567 ms, 1.04x SDPA-cuDNN, where the Triton kernel (64-key blocks) ran 0.90x.
+every key block (its time against SDPA-cuDNN: BENCHMARKS.md, Task suite against the vendors).
 At S not a multiple of 128, other D and on the CPU the Triton kernel streams all keys in 64-key
 blocks with an online softmax in float32, masking only the last, partial key block.
 """

@@ -6,9 +6,8 @@ two consumer warpgroups of 64 query rows each run FlashAttention-3's intra-warpg
 (block j's ``Q K^T`` and block j-1's ``P V`` issued together on wgmma, block j's online softmax in
 float32 registers while that ``P V`` computes, P fed to wgmma from registers); KV blocks above the
 diagonal are skipped, only the diagonal block is masked, the longest rows are scheduled first
-(``units/ws_attention_fwd/README.md``). Judged on the H200 (2026-12-03,
-``evals/results/tasks-attn-fma-h200-2026-12-03.json``, three verdicts): 0.917 ms, 1.01x SDPA-cuDNN
-and 1.84x SDPA-flash, where the Triton kernel ran 0.87x cuDNN. The Gluon kernel needs S a multiple
+(``units/ws_attention_fwd/README.md``; its time against SDPA-cuDNN and SDPA-flash: BENCHMARKS.md,
+Task suite against the vendors). The Gluon kernel needs S a multiple
 of 128 and D 64 or 128, and Gluon has no interpreter, so at other shapes and on the CPU the Triton
 kernel (128x128 tiles, the same skipping and masking) computes the same maths.
 """

@@ -6,9 +6,8 @@ Query head ``h`` reads key/value head ``h // (Hq // Hkv)`` through the TMA coord
 are never copied per query head (the query heads of a KV head hit the same K/V lines in L2). On
 CUDA (``attention_or_twin``) the kernel is ``attention_causal_bf16``'s: a TMA producer warp, two
 consumer warpgroups running FlashAttention-3's intra-warpgroup pipeline, KV blocks above the
-diagonal skipped. Judged on the H200 (2026-12-03, ``evals/results/tasks-attn-fma-h200-2026-12-03.json``,
-three verdicts): 0.911 ms, 1.01x SDPA-cuDNN (``enable_gqa``), where the Triton kernel ran 0.85x.
-At S not a multiple of 128, other D and on the CPU the Triton kernel computes the same maths.
+diagonal skipped (its time against SDPA-cuDNN with ``enable_gqa``: BENCHMARKS.md, Task suite
+against the vendors). At S not a multiple of 128, other D and on the CPU the Triton kernel computes the same maths.
 """
 
 from __future__ import annotations

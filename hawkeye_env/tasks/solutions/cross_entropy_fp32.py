@@ -12,8 +12,8 @@ import triton
 import triton.language as tl
 from torch import nn
 
-# 4096 fp32 = 16 KiB per chunk: 32 chunks per 128256-wide row. The only size timed so far: 0.567 ms at
-# M=4096, V=128256 on the H200, 89% of the copy bandwidth (2026-11-30, BENCHMARKS.md).
+# 4096 fp32 = 16 KiB per chunk: 32 chunks per 128256-wide row; the only chunk size timed (at M=4096,
+# V=128256 against the copy bandwidth: BENCHMARKS.md, Task suite against the vendors).
 BLOCK_V = 4096
 
 

@@ -20,8 +20,8 @@ def tile_config(m: int, n: int, k: int) -> dict:
     GROUP_M = 8. BLOCK_K = 128 is one scale block per K step; BLOCK_N is half the per-tensor
     kernel's 256 because each step's scaled product lives in registers beside the accumulator:
     at 128x256 over 8 warps the two take 256 fp32 registers per thread and spill, at 128x128 they
-    take 128. At 8192^3 the H200 ran it in 1.93 ms, 0.79x the bf16 cuBLAS GEMM and 0.46x
-    ``torch._scaled_mm`` (2026-11-30); no other tile timed yet."""
+    take 128. The only tile timed (at 8192^3 against the bf16 cuBLAS GEMM and ``torch._scaled_mm``:
+    BENCHMARKS.md, Task suite against the vendors)."""
     return {"block_m": 128, "block_n": 128, "block_k": 128, "group_m": 8, "num_stages": 3, "num_warps": 8}
 
 

@@ -2,7 +2,7 @@
 
 Both backends take the same ``evaluate_many(judge, jobs, ...)`` call (``evaluator.py``) and write
 every verdict to the one store they were given; ``hawkeye eval --backend ray --ray-address auto``
-and ``evals/bench/throughput.py`` select them by name.
+and ``bench/throughput.py`` select them by name.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from hawkeye_env.judge.shared.verdict import Failure, Stage, Verdict
 # Candidates in flight per GPU. Warm verdicts spend most of their time outside the timed section
 # (BENCHMARKS.md: 8-21 s warm verdicts on one H200, against about a second of timed iterations),
 # so one GPU keeps several workers in compilation and correctness trials while one of them times.
-# 4 fits the lent H200 machines' 16 host cores and 128 GiB per GPU; `evals.bench.throughput` measures it.
+# 4 fits the lent H200 machines' 16 host cores and 128 GiB per GPU; `bench.throughput` measures it.
 WORKERS_PER_GPU = 4
 # Candidates in flight on the CPU interpreter (each worker runs single-threaded; see worker.py).
 CPU_WORKERS = 2

@@ -34,7 +34,7 @@ BLOCK = 16
 MIN_SLICES = 4
 MIN_ELEMENTS = 4
 # A failing slice averages more than FLOOR of its elements' bound and more than RATIO x its
-# family's median slice. Measured (``python -m evals.structure_calibration --seeds 2``, CPU, Triton
+# family's median slice. Measured (``python -m bench.structure_calibration --seeds 2``, CPU, Triton
 # interpreter, 2026-12-02: every expert of the 27 tasks with CPU shapes, both CPU shapes, three
 # distributions, two seeds): the largest honest score was 0.62 (layernorm_bf16; GEMMs 0.19-0.31,
 # linear attention 0.10-0.30, attention 0.15-0.23, fp32 tasks <= 0.002), a margin of 1.6. Seeded

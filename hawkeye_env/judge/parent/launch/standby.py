@@ -4,7 +4,7 @@ A fresh worker's start-up (the torch modules its first calls import, Triton's ru
 launcher, and on a GPU the CUDA context and cuBLAS handles: ``warmup.py``) lies on its candidate's
 critical path; a standby worker pays it while no candidate waits. On the CPU interpreter (two
 cores) the warm verdict median went from 1.03 s to 0.49 s for ``gemm_bf16`` and from 1.18 s to
-0.39 s for ``softmax_fp32`` (``evals/results/judge-cpu-standby-{off,on}-2026-11-30.json``). It is
+0.39 s for ``softmax_fp32`` (``bench/results/standby-cpu/judge-cpu-standby-{off,on}-2026-11-30.json``). It is
 started like every worker (a fresh interpreter in its own sandbox, ``spawn.py``), sets up its lane
 (GPU pinning, cache folders, the shared lane lock around its first CUDA calls; the trusted parent
 serves that lock protocol from a background thread), runs the trusted warm-up, drops the lock and
@@ -138,7 +138,7 @@ class StandbyPool:
     Each key keeps ``depth`` standbys started ahead (1 unless a batch asks for more with
     ``holding``): with one, a burst of candidates takes each standby moments after the previous
     take started it and waits for most of its warm-up (4.5-5 s of imports per process with eight
-    verdicts in flight on the H200, two processes per GPU verdict; ``evals.bench.search``). A take
+    verdicts in flight on the H200, two processes per GPU verdict; ``bench.search``). A take
     hands out the oldest ready standby, else the oldest, and tops the queue up by at most
     ``TOP_UP`` new ones, so a burst does not start every process at once."""
 

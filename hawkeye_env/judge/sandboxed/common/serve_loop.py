@@ -31,7 +31,7 @@ def deterministic(on: bool) -> None:
 def setup_process(device: str, memory_limit_bytes: int) -> None:
     # One intra-op thread: a judge process's own work is GPU launches, copies and serialisation,
     # and the host's cores are shared by every worker, replay and standby in flight (12 of 16 busy
-    # on average with eight verdicts in flight on one H200, ``evals.bench.search``).
+    # on average with eight verdicts in flight on one H200, ``bench.search``).
     torch.set_num_threads(1)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"

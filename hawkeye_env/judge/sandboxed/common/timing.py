@@ -27,7 +27,7 @@ alike; the host launch is reported beside it and never mixed into it. ``host_lau
 fastest clock-check enqueue (host interference only ever adds time) and ``host_launch_median_ms``
 their median; ``host_bound`` is true when the fastest enqueue is longer than the device time: a
 call that, issued back to back, runs at its host's pace. The verdict and its feedback say so. On
-the H200 (2026-12-01, ``evals/results/judge-calibration-h200-2026-12-02.json``) the host launch of
+the H200 (2026-12-01, ``bench/results/judge-calibration/judge-calibration-h200-2026-12-02.json``) the host launch of
 one expert moved 2-2.7x between verdicts, its fastest enqueue as much as its median (rmsnorm
 0.038-0.101 ms, linear_decode 0.063-0.118 ms), while the device time moved 1.003-1.026x; a score
 that took the host launch when longer moved 1.47-1.87x between verdicts of identical code.
@@ -59,7 +59,7 @@ from hawkeye_env.judge.shared.timing_plan import (  # noqa: F401 - re-exported: 
 L2_FLUSH_FACTOR = 2  # flush at least 2x the L2 (docs/threat-model.md #14); H200 L2 = 60 MB
 # Warm-up: at least WARMUP calls and WARMUP_S of wall time. The H200 idles at 345 MHz SM clock
 # (nvidia-smi, 2026-11-29); with 3 warm-up calls alone the gemm_bf16 candidate median moved 0.236,
-# 0.259, 0.308 ms across three verdicts (evals/results/judge-h200-2026-11-29.json).
+# 0.259, 0.308 ms across three verdicts (bench/results/timing-warmup/judge-h200-2026-11-29.json).
 WARMUP = 3
 WARMUP_S = 0.2
 WARMUP_MAX_CALLS = 500
@@ -67,7 +67,7 @@ WARMUP_MAX_CALLS = 500
 # time of the warm-up calls after the first. On the H200 (2026-11-30) the FP4 units' calls took
 # 77-83 us of host time to enqueue two Triton launches against 61 us of kernels: their event medians
 # moved 0.11-0.18 ms across processes while CUDA-graph replays of the same calls gave 0.060-0.062 ms
-# (evals/results/fp4-launch-diag-h200-2026-11-30.jsonl).
+# (bench/results/fp4-launch/fp4-launch-diag-h200-2026-11-30.jsonl).
 LAUNCH_SPIN_S = 1e-3
 LAUNCH_SPIN_FACTOR = 2.0
 SPIN_CLOCK_HZ = 2.0e9  # cycles per second assumed for torch.cuda._sleep: at or above the H200's 1980 MHz

@@ -1,0 +1,53 @@
+"""BENCHMARKS.md tables of what the judge accepts and where it looks: the honest-code corpus by
+style, the correctness envelope on experts and hacks, and the reply parser's worst cases."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bench.tables import Loaded, fmt, md_table
+
+
+def honest_corpus(files: list[Loaded]) -> list[str]:
+    """Accepted (correct, no violation) over total per style and device, then every candidate not
+    accepted with its stage and the first line of its error."""
+    rows, misses = [], []
+    for f in files:
+        device = f.data["versions"].get("gpu") or f.data["device"]
+        for style, t in sorted(f.data["by_style"].items(), key=lambda kv: (kv[0] == "all", kv[0])):
+            rows.append([device, style, f"{t['accepted']} / {t['total']}"])
+        for c in f.data["candidates"]:
+            if not c["accepted"]:
+                why = (c["violations"][0]["code"] if c["violations"] else c["error"])[:160]
+                misses.append([device, c["file"], c["stage"], why or "-"])
+    out = md_table(["device", "style", "accepted / total"], rows)
+    if misses:
+        out += ["", "Not accepted:", "", *md_table(["device", "candidate", "stage", "why"], misses)]
+    return out
+
+
+def envelope(files: list[Loaded]) -> list[str]:
+    """Per kind (expert, hack) and stage: verdicts, hidden-shape and layout trials per verdict."""
+    rows = []
+    for f in files:
+        counts: Counter = Counter((r["kind"], r["stage"]) for r in f.data["rows"])
+        for (kind, stage), n in sorted(counts.items()):
+            sel = [r for r in f.data["rows"] if r["kind"] == kind and r["stage"] == stage]
+            layouts = sorted({x for r in sel for x in r["layouts"]})
+            rows.append([kind, stage, str(n), fmt(sum(r["trials"] for r in sel) / n, ".1f"),
+                         fmt(sum(r["hidden"] for r in sel) / n, ".1f"), ", ".join(layouts),
+                         ", ".join(sorted({r["name"] for r in sel})) if kind == "hack" else f"{len(sel)} tasks"])
+    return md_table(["kind", "stage", "verdicts", "trials", "hidden shapes", "layouts", "which"], rows)
+
+
+def edits_worst_case(files: list[Loaded]) -> list[str]:
+    """Seconds per adversarial reply or failed edit, the line scanners against the regex parser."""
+    rows = []
+    for f in files:
+        for name, c in f.data["cases"].items():
+            old = c["old"] if isinstance(c["old"], str) else fmt(c["old"], ".3f")
+            rows.append([name, str(c["reply_chars"]), str(c["source_chars"]), fmt(c["new"], ".3f"), old])
+    return md_table(["case", "reply chars", "source chars", "seconds", "regex parser seconds"], rows)
+
+
+__all__ = ["edits_worst_case", "envelope", "honest_corpus"]
