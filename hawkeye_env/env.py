@@ -47,7 +47,7 @@ class KernelOptEnv(gymnasium.Env):
     ## Description
     Each episode is one task of the suite (``hawkeye tasks list``): a KernelBench-style ``Model`` to
     replace by a ``ModelNew`` whose work runs in Triton kernels. Every step submits a whole module or
-    edits to the current one; the judge (``hawkeye_env.judge.parent.evaluator.Evaluator``) checks it in a
+    edits to the current one; the judge (``hawkeye_env.judge.Evaluator``) checks it in a
     sandboxed worker (float64 correctness over several shapes and distributions, reward-hack guards,
     CUDA timing against eager and torch.compile) and its verdict is the step's reward and feedback.
 
@@ -73,8 +73,9 @@ class KernelOptEnv(gymnasium.Env):
     always holds.
 
     ## Rewards
-    ``verdict.reward`` (reward v3, ``reward/v3.py``): -1.0 violation or no source, -0.5 compile,
-    runtime or correctness failure, 0.2 correct and untimed (CPU, or a timing that missed the
+    ``verdict.reward`` (reward v4, ``reward/score.py``): -1.0 violation or no source, -0.5 compile,
+    runtime or correctness failure, 0.0 a CPU verdict the interpreter cannot check (``failure``
+    ``not_checkable_on_cpu``), 0.2 correct and untimed (CPU, or a timing that missed the
     timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
     device time (the host launch kept out, reported in ``timing`` and the feedback) over the
     fastest judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has

@@ -8,7 +8,7 @@ of this repository: it contains a "/" or ends in .py/.md/.json/.jsonl, and it ei
 starts with one of the top-level folders or is a bare top-level file such as
 BENCHMARKS.md. Relative Markdown links ``[text](path)`` are paths too. Globs and
 placeholders (``*``, ``<...>``, ``{...}``, ``...``), URLs and absolute paths (a user's
-home, /tmp) are not. In a README inside a package folder (units/<unit>/, training/) a bare
+home, /tmp) are not. In a README inside a package folder (units/<unit>/, training/), not in docs/, a bare
 ``name.py`` is a path too, a file of that folder. A path resolves against the repository root or, for a unit or
 training README, against the document's own folder.
 
@@ -103,7 +103,7 @@ def missing_paths(text: str, doc: Path, repo: Path = REPO) -> list[str]:
     repository root nor under the document's folder."""
     return [
         p
-        for p in named_paths(text, bare_py=doc.parent != repo)
+        for p in named_paths(text, bare_py=doc.parent not in (repo, repo / "docs"))
         if not (repo / p).exists() and not (doc.parent / p).exists()
     ]
 
