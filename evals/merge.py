@@ -7,11 +7,14 @@ one per GPU, one per session). Each run's ``candidates.jsonl`` holds every candi
 sample, turn, stage, reward and speedups, which is all the metrics need: the merged report
 recomputes them with ``run_eval``'s own ``summarise``, so every per-task figure equals its part's
 and the overall curves, rates and geomean speedups cover the union of tasks. Parts must agree on
-policy, ``n``, turns, context, device and GPU; a task judged in two parts is refused. Each part's
-judge versions are listed in ``config.parts`` and in the report, so runs judged by different judge
-sources are shown, not hidden. Judged per GPU-minute is the parts' fresh verdicts over the sum of
-their judging seconds times their GPUs. Every part's ``policy_errors`` are kept, each with its part,
-and ``hawkeye``'s exit rule applies to the merged report as to a part (``error`` is set).
+policy and its description (model, endpoint, sampling parameters, seed), ``n``, turns, context,
+device, reward version and GPU; a task judged in two parts is refused. Each part's judge versions
+and git commit are listed in ``config.parts`` and in the report, so runs judged by different
+judge sources are shown, not hidden. Judged per GPU-minute is the parts' fresh verdicts over the sum of
+their judging seconds times their GPUs (no rate when nothing was judged fresh). Every part's
+``policy_errors`` and ``warnings`` are kept (an error with its part), failed samples stay out of
+the merged metrics as out of a part's, and ``hawkeye``'s exit rule applies to the merged report
+as to a part (``error`` is set).
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from evals.candidates import CPU_TIMING_NOTE, Candidate, summarise
+from evals.candidates import CPU_TIMING_NOTE, Candidate, per_minute, summarise
 
-#: Config entries every part must share.
-SHARED = ("policy", "n", "turns", "context", "device")
+#: Config entries every part must share (a part made before a key was recorded has None for it).
+SHARED = ("policy", "policy_config", "n", "turns", "context", "device", "reward_version")
 
 
 class MergeError(ValueError):
@@ -55,13 +58,13 @@ def _judge_rate(parts: list[dict]) -> dict:
     judges = [p["judge"] for p in parts]
     judged = sum(j.get("judged", 0) for j in judges)
     judging_s = sum(p["wall_s"]["judging"] for p in parts)
-    out = {key: sum(j.get(key, 0) for j in judges) for key in ("candidates", "cached", "unique_sources")}
-    out.update(judged=judged, judged_per_minute=judged * 60 / judging_s if judging_s > 0 else None,
-               gpus=None, judged_per_gpu_minute=None)
+    out = {key: sum(j.get(key, 0) for j in judges) for key in ("candidates", "cached", "policy_failures",
+                                                                "unique_sources")}
+    out.update(judged=judged, judged_per_minute=per_minute(judged, judging_s), gpus=None, judged_per_gpu_minute=None)
     gpu_s = [p["wall_s"]["judging"] * p["judge"]["gpus"] for p in parts if p["judge"].get("gpus")]
-    if len(gpu_s) == len(parts) and sum(gpu_s) > 0:
+    if len(gpu_s) == len(parts) and per_minute(judged, sum(gpu_s)) is not None:
         out["gpus"] = sorted({p["judge"]["gpus"] for p in parts})[-1]
-        out["judged_per_gpu_minute"] = judged * 60 / sum(gpu_s)
+        out["judged_per_gpu_minute"] = per_minute(judged, sum(gpu_s))
     return out
 
 
@@ -91,16 +94,19 @@ def merge_runs(dirs: list[Path], out_dir: Path) -> dict:
     candidates = [c for trajs in by_task.values() for t in trajs for c in t]
     results = {
         "config": {
-            **{key: first[key] for key in SHARED}, "tasks": list(by_task), "workers": "per part",
+            **{key: first.get(key) for key in SHARED}, "tasks": list(by_task), "workers": "per part",
             "store": "per part", "backend": first.get("backend"), "gpus": None,
             "judge": first.get("judge"), "versions": first["versions"],
+            "git_commit": " ".join(sorted({r["config"].get("git_commit") or "unknown" for _, r, _ in loaded})),
             "parts": [{"dir": str(where), "tasks": r["config"]["tasks"], "versions": r["config"]["versions"],
-                       "judge": r["config"].get("judge"), "wall_s": r["wall_s"]} for where, r, _ in loaded],
+                       "judge": r["config"].get("judge"), "git_commit": r["config"].get("git_commit"),
+                       "wall_s": r["wall_s"]} for where, r, _ in loaded],
         },
         **summarise(by_task, first["turns"]),
         "timing_note": CPU_TIMING_NOTE if not any(c.timed for c in candidates) else "",
         "judge": _judge_rate(parts),
         "policy_errors": [{**e, "part": str(where)} for where, r, _ in loaded for e in r.get("policy_errors", [])],
+        "warnings": [w for _, r, _ in loaded for w in r.get("warnings", [])],
         "wall_s": {key: sum(p["wall_s"].get(key, 0.0) for p in parts) for key in ("sampling", "judging", "total")},
         "wandb": None,
     }
@@ -111,15 +117,16 @@ def merge_runs(dirs: list[Path], out_dir: Path) -> dict:
     with open(out / "candidates.jsonl", "w", encoding="utf-8") as f:
         for c in candidates:
             f.write(json.dumps(c.__dict__, sort_keys=True) + "\n")
-    from evals import report
+    from evals import plots, report
 
-    results["plots"] = [p.name for p in report.make_plots(results, candidates, out)]
+    results["plots"] = [p.name for p in plots.make_plots(results, candidates, out)]
     path = report.write_markdown(results, out)
-    lines = ["", "## Parts", "", "| run | tasks | judge sources | torch | triton |", "| --- | --- | --- | --- | --- |"]
+    lines = ["", "## Parts", "", "| run | tasks | judge sources | torch | triton | git commit |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for part in results["config"]["parts"]:
         v = part["versions"]
         lines.append(f"| `{part['dir']}` | {', '.join(part['tasks'])} | {v.get('judge', '-')} | "
-                     f"{v.get('torch', '-')} | {v.get('triton', '-')} |")
+                     f"{v.get('torch', '-')} | {v.get('triton', '-')} | {part.get('git_commit') or '-'} |")
     with open(path, "a", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True, default=str), encoding="utf-8")

@@ -1,105 +1,20 @@
-"""Plots and a Markdown report of one best-of-N evaluation (``evals/best_of_n.py``).
+"""The Markdown report of one best-of-N evaluation (``evals/best_of_n.py``): ``report.md``.
 
-``make_plots`` draws, with matplotlib's Agg backend (no display needed):
-
-- ``best_of_k.png``: expected best reward of k trajectories (per task and the task mean), pass@k
-  of correctness and, when timed, expected best speedup over the fastest baseline;
-- ``distributions.png``: candidates per judge stage and the reward histogram (and the speedup
-  histogram when timed);
-- ``best_by_turn.png`` (turns > 1): mean best reward reached by each turn.
-
-``write_markdown`` writes ``report.md``: configuration, overall and per-task tables, the curves as
-numbers and the plots. matplotlib is optional (``pip install 'hawkeye-env[dev]'``); without it the
-plots are skipped with that hint and the report is still written.
+``write_markdown`` writes what was evaluated and how (policy, model, endpoint, sampling
+parameters, n, turns, context, device, judge and reward versions, git commit), what the judge did
+(with an honest rate: none when nothing was judged fresh), the policy's failures and the warnings
+of the run before any figure, the overall and per-task tables (rates over the obtained samples;
+failed samples counted apart), the curves as numbers and the plots (``evals/plots.py``).
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
-log = logging.getLogger(__name__)
-INSTALL_HINT = "plots need matplotlib: pip install 'hawkeye-env[dev]' (or pip install matplotlib)"
+from evals.plots import reward_label
 
-
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        log.warning(INSTALL_HINT)
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _curve_axis(ax, results: dict, key: str, title: str, ylabel: str, ylim: tuple | None = None) -> None:
-    for task, metrics in results["tasks"].items():
-        if key in metrics:
-            ks = range(1, len(metrics[key]) + 1)
-            ax.plot(ks, metrics[key], marker=".", alpha=0.5, label=task)
-    if key in results["overall"]:
-        curve = results["overall"][key]
-        ax.plot(range(1, len(curve) + 1), curve, color="black", linewidth=2.5, label="mean over tasks")
-    ax.set(title=title, xlabel="k (trajectories)", ylabel=ylabel)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.grid(alpha=0.3)
-
-
-def make_plots(results: dict, candidates: list, out_dir: Path) -> list[Path]:
-    """Write the PNGs described in the module docstring; returns their paths ([] without matplotlib)."""
-    plt = _pyplot()
-    if plt is None:
-        return []
-    out_dir = Path(out_dir)
-    paths: list[Path] = []
-    overall = results["overall"]
-    timed = "best_of_k_speedup" in overall
-
-    fig, axes = plt.subplots(1, 3 if timed else 2, figsize=(15 if timed else 10, 4))
-    _curve_axis(axes[0], results, "best_of_k_reward", "best-of-k reward (v1)", "E[max reward]", (-1.05, 1.05))
-    _curve_axis(axes[1], results, "pass_at_k", "pass@k (any correct)", "P(correct in k)", (0.0, 1.05))
-    if timed:
-        _curve_axis(axes[2], results, "best_of_k_speedup", "best-of-k speedup vs fastest baseline",
-                    "E[max speedup] (0 = none correct)")
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"{results['config']['policy']}: n={results['config']['n']}, turns={results['config']['turns']}, "
-                 f"{results['config']['device']}")
-    fig.tight_layout()
-    paths.append(out_dir / "best_of_k.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-
-    speedups = [min(c.speedup.values()) for c in candidates if c.correct and c.timed and c.speedup]
-    fig, axes = plt.subplots(1, 3 if speedups else 2, figsize=(15 if speedups else 10, 4))
-    stages = {k: v for k, v in overall["stages"].items() if v}
-    axes[0].bar(list(stages), list(stages.values()), color="tab:blue")
-    axes[0].set(title="candidates per stage", ylabel="count")
-    axes[0].tick_params(axis="x", rotation=30)
-    axes[1].hist([c.reward for c in candidates], bins=20, range=(-1.0, 1.0), color="tab:green")
-    axes[1].set(title="reward (v1) distribution", xlabel="reward", ylabel="count")
-    if speedups:
-        axes[2].hist(speedups, bins=20, color="tab:orange")
-        axes[2].axvline(1.0, color="black", linestyle="--")
-        axes[2].set(title="speedup of correct candidates (fastest baseline)", xlabel="speedup", ylabel="count")
-    fig.tight_layout()
-    paths.append(out_dir / "distributions.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-
-    if results["config"]["turns"] > 1 and "best_reward_by_turn" in overall:
-        fig, ax = plt.subplots(figsize=(5, 4))
-        _curve_axis(ax, results, "best_reward_by_turn", "best reward reached by turn", "mean best reward",
-                    (-1.05, 1.05))
-        ax.set_xlabel("turn")
-        fig.tight_layout()
-        paths.append(out_dir / "best_by_turn.png")
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
-    return paths
+#: Policy errors quoted in the report (all are in ``results.json``).
+ERRORS_SHOWN = 5
 
 
 def _fmt(x) -> str:
@@ -108,56 +23,105 @@ def _fmt(x) -> str:
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
-def _curve(values: list[float] | None) -> str:
-    return " ".join(f"{v:.3f}" for v in values) if values else "-"
+def _curve(values: list[float | None] | None) -> str:
+    return " ".join(_fmt(v) for v in values) if values else "-"
 
 
 def _rate_line(judge: dict) -> str:
-    """``N sources judged fresh: X per minute (Y per GPU-minute on G GPUs)``; older results lack it."""
-    if judge.get("judged_per_minute") is None:
+    """``N sources judged fresh: X per minute (Y per GPU-minute on G GPUs)``, or what the judge did
+    instead when nothing was judged fresh (no rate); older results lack it."""
+    if "judged" not in judge:
         return ""
+    if not judge["judged"] or judge.get("judged_per_minute") is None:
+        return (f"no source judged fresh ({judge['cached']} answered from the store, "
+                f"{judge.get('policy_failures', 0)} policy failures): no judging rate")
     line = f"{judge['judged']} sources judged fresh: {judge['judged_per_minute']:.1f} per minute"
     if judge.get("judged_per_gpu_minute") is not None:
         line += f" ({judge['judged_per_gpu_minute']:.1f} per GPU-minute on {judge['gpus']} GPU(s))"
     return line
 
 
-def write_markdown(results: dict, out_dir: Path) -> Path:
-    """Write ``report.md`` from ``results`` (and the plots already in ``out_dir``); returns its path."""
-    cfg, overall = results["config"], results["overall"]
-    lines = [
-        f"# Best-of-N evaluation: policy `{cfg['policy']}`",
-        "",
+def _provenance(results: dict) -> list[str]:
+    """What ran: the policy's description, the judge's and reward's versions, the commit."""
+    cfg = results["config"]
+    versions = cfg.get("versions", {})
+    policy = ", ".join(f"{k} `{v}`" for k, v in (cfg.get("policy_config") or {}).items() if k != "name")
+    return [
+        f"policy `{cfg['policy']}`: {policy or 'no description recorded'}",
         f"tasks {', '.join(cfg['tasks'])}; n={cfg['n']} trajectories, turns={cfg['turns']}, context "
-        f"`{cfg['context']}`, device `{cfg['device']}` ({cfg['versions'].get('gpu', '')}), workers {cfg['workers']}",
-        f"judge: {results['judge']['candidates']} candidates, {results['judge']['unique_sources']} unique, "
-        f"{results['judge']['cached']} answered from the store ({cfg['store']}); "
-        f"sampling {results['wall_s']['sampling']:.1f} s, judging {results['wall_s']['judging']:.1f} s",
-        _rate_line(results["judge"]),
-        "",
+        f"`{cfg['context']}`, device `{cfg['device']}` ({versions.get('gpu', '')}), workers {cfg['workers']}",
+        f"judge sources `{versions.get('judge', '-')}`, reward `{reward_label(results)}`, torch "
+        f"`{versions.get('torch', '-')}`, triton `{versions.get('triton', '-')}`; git commit "
+        f"`{cfg.get('git_commit') or 'unknown'}`",
     ]
-    if results.get("timing_note"):
-        lines += [f"**Note:** {results['timing_note']}.", ""]
-    lines += ["## Overall", "", "| metric | value |", "| --- | --- |"]
-    for key in ("candidates", "compile_rate", "correct_rate", "violation_rate", "mean_reward"):
-        lines.append(f"| {key} | {_fmt(overall[key])} |")
+
+
+def _failures(results: dict) -> list[str]:
+    """The policy's failures and the run's warnings, before any figure."""
+    lines = []
+    overall, errors = results["overall"], results.get("policy_errors") or []
+    if overall.get("policy_failures"):
+        lines += [f"**Policy failures:** {overall['policy_failures']} of {overall['candidates']} samples could not "
+                  "be obtained from the policy: not judged, and left out of every rate, reward and curve below "
+                  f"({len(errors)} failed requests, all in `results.json` under `policy_errors`).", ""]
+        lines += [f"- {e.get('task_id', e.get('task', '?'))} turn {e.get('turn', 0)}: {e.get('error')}"
+                  for e in errors[:ERRORS_SHOWN]] + [""]
+        if overall.get("tasks_without_samples"):
+            lines += [f"No sample obtained for: {', '.join(overall['tasks_without_samples'])}.", ""]
+    for warning in results.get("warnings") or []:
+        lines += [f"**Warning:** {warning}", ""]
+    return lines
+
+
+def _overall_rows(overall: dict) -> list[str]:
+    lines = ["## Overall", "", "| metric | value |", "| --- | --- |"]
+    for key in ("candidates", "obtained", "policy_failures", "compile_rate", "correct_rate", "violation_rate",
+                "mean_reward"):
+        if key in overall:
+            lines.append(f"| {key} | {_fmt(overall[key])} |")
     for baseline, values in overall["fast_p"].items():
         lines.append(f"| fast_p vs {baseline} | " + ", ".join(f"p={p}: {v:.3f}" for p, v in values.items()) + " |")
     for baseline, g in overall.get("geomean_best_speedup", {}).items():
         lines.append(f"| geomean best speedup vs {baseline} | {_fmt(g['over_solved'])} over {g['solved_tasks']}/"
                      f"{g['tasks']} solved tasks; {_fmt(g['unsolved_as_1'])} counting unsolved as 1.0 |")
     for key in ("best_of_k_reward", "pass_at_k", "best_of_k_speedup", "best_reward_by_turn"):
-        if key in overall:
+        if overall.get(key):
             lines.append(f"| {key} (k or turn = 1..) | {_curve(overall[key])} |")
-    lines += ["", "## Per task", "",
-              "| task | compile | correct | violations | mean reward | best-of-n reward | pass@n | best speedup |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for task, m in results["tasks"].items():
+    return lines
+
+
+def _task_rows(tasks: dict) -> list[str]:
+    lines = ["## Per task", "",
+             "| task | obtained | failed | compile | correct | violations | mean reward | best-of-n reward | pass@n "
+             "| best speedup |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for task, m in tasks.items():
         best = m.get("best_speedup", {}).get("best")
-        lines.append(f"| {task} | {m['compile_rate']:.2f} | {m['correct_rate']:.2f} | {m['violation_rate']:.2f} | "
-                     f"{m['mean_reward']:.3f} | {_fmt(m['best_of_k_reward'][-1])} | {_fmt(m['pass_at_k'][-1])} | "
-                     f"{_fmt(best)} |")
-    lines += ["", "## Plots", ""]
+        lines.append(f"| {task} | {m.get('obtained', m['candidates'])} | {m.get('policy_failures', 0)} | "
+                     f"{_fmt(m['compile_rate'])} | {_fmt(m['correct_rate'])} | {_fmt(m['violation_rate'])} | "
+                     f"{_fmt(m['mean_reward'])} | {_fmt(_last(m.get('best_of_k_reward')))} | "
+                     f"{_fmt(_last(m.get('pass_at_k')))} | {_fmt(best)} |")
+    return lines
+
+
+def _last(curve: list | None):
+    return curve[-1] if curve else None
+
+
+def write_markdown(results: dict, out_dir: Path) -> Path:
+    """Write ``report.md`` from ``results`` (and the plots already in ``out_dir``); returns its path."""
+    cfg, judge = results["config"], results["judge"]
+    lines = [f"# Best-of-N evaluation: policy `{cfg['policy']}`", "", *_provenance(results),
+             f"judge: {judge['candidates']} candidates, {judge['unique_sources']} unique, {judge['cached']} answered "
+             f"from the store ({cfg['store']}); sampling {results['wall_s']['sampling']:.1f} s, judging "
+             f"{results['wall_s']['judging']:.1f} s", _rate_line(judge)]
+    if results.get("samples", {}).get("reused"):
+        lines.append(f"{results['samples']['reused']} replies reused from `{results['samples']['file']}` "
+                     "(a resumed run)")
+    lines.append("")
+    lines += _failures(results)
+    if results.get("timing_note"):
+        lines += [f"**Note:** {results['timing_note']}.", ""]
+    lines += _overall_rows(results["overall"]) + [""] + _task_rows(results["tasks"]) + ["", "## Plots", ""]
     lines += [f"![{name}]({name})" for name in results.get("plots", [])] or ["(no plots: matplotlib missing)"]
     if results.get("wandb"):
         wb = results["wandb"]

@@ -1,9 +1,11 @@
 """Weights & Biases logging of one best-of-N evaluation (``evals/best_of_n.py``).
 
-One run per evaluation, written under ``out_dir`` (``dir=out_dir``): the config, the overall and
-per-task metrics as the run summary, the curves (best-of-k reward and speedup, pass@k, best reward
-by turn) as step series with ``k`` or ``turn`` on the x axis, a table with every candidate and its
-verdict, and the report's plots.
+One run per evaluation, written under ``out_dir`` (``dir=out_dir``): the config (``results.json``'s:
+the policy's description with its model, endpoint and sampling parameters, the judge's and
+reward's versions, the git commit), named after the policy and model; the overall and per-task
+metrics, the policy's failures and the replies reused as the run summary, the curves (best-of-k
+reward and speedup, pass@k, best reward by turn) as step series with ``k`` or ``turn`` on the x
+axis, a table with every candidate and its verdict (or the policy's error), and the report's plots.
 
 Modes: ``online`` (needs ``WANDB_API_KEY``; without it the run falls back to ``offline``),
 ``offline`` (files only; upload later with ``wandb sync <run dir>``, which is printed), and
@@ -27,7 +29,7 @@ MODES = ("online", "offline", "disabled")
 PROJECT_ENV = "WANDB_PROJECT"
 DEFAULT_PROJECT = "hawkeye-env"
 TABLE_COLUMNS = ("task", "sample", "turn", "source_hash", "stage", "reward", "speedup", "violations", "compiled",
-                 "correct", "timed", "cached", "edit_error")
+                 "correct", "timed", "cached", "edit_error", "policy_error")
 
 
 #: W&B's own spellings of the modes (``WANDB_MODE`` accepts these too).
@@ -62,6 +64,12 @@ def _flatten(prefix: str, value, out: dict) -> None:
         out[prefix] = value
 
 
+def run_name(cfg: dict) -> str:
+    """``eval-<policy>[-<model>]-n<n>-t<turns>-<device>``; a model path or name by its last part."""
+    model = str((cfg.get("policy_config") or {}).get("model") or "").rstrip("/").rsplit("/", 1)[-1]
+    return f"eval-{cfg['policy']}{f'-{model}' if model else ''}-n{cfg['n']}-t{cfg['turns']}-{cfg['device']}"
+
+
 def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, mode: str | None = None) -> dict | None:
     """Log one evaluation; returns ``{"mode", "dir", "sync"}`` (``sync``: the upload command when
     offline) or None when disabled or wandb is missing."""
@@ -76,8 +84,7 @@ def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, m
     cfg = results["config"]
     run = wandb.init(
         project=os.environ.get(PROJECT_ENV, DEFAULT_PROJECT), dir=os.environ.get("WANDB_DIR") or str(out_dir),
-        mode=mode, job_type="eval",
-        name=f"eval-{cfg['policy']}-n{cfg['n']}-t{cfg['turns']}-{cfg['device']}", config=cfg,
+        mode=mode, job_type="eval", name=run_name(cfg), config=cfg,
         settings=wandb.Settings(console="off", silent=True),
     )
     try:
@@ -85,13 +92,15 @@ def log_run(results: dict, candidates: list, plots: list[Path], out_dir: Path, m
         _flatten("", {"overall": {k: v for k, v in results["overall"].items() if not isinstance(v, list)},
                       "tasks": {t: {k: v for k, v in m.items() if not isinstance(v, list)}
                                 for t, m in results["tasks"].items()},
-                      "judge": results["judge"], "wall_s": results["wall_s"]}, summary)
+                      "judge": results["judge"], "wall_s": results["wall_s"], "samples": results.get("samples", {}),
+                      "warnings": len(results.get("warnings") or [])}, summary)
         run.summary.update({k: v for k, v in summary.items() if v is not None})
         for key, axis in (("best_of_k_reward", "k"), ("pass_at_k", "k"), ("best_of_k_speedup", "k"),
                           ("best_reward_by_turn", "turn")):
             run.define_metric(f"curve/{key}", step_metric=f"curve/{axis}")
-            for i, value in enumerate(results["overall"].get(key, []), 1):
-                run.log({f"curve/{axis}": i, f"curve/{key}": value})
+            for i, value in enumerate(results["overall"].get(key) or [], 1):
+                if value is not None:
+                    run.log({f"curve/{axis}": i, f"curve/{key}": value})
         rows = []
         for c in candidates:
             row = asdict(c)

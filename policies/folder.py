@@ -7,7 +7,8 @@ The folder holds one file per problem and sample, named as KernelBench's generat
 
 where the problem id is the number that starts the problem's file name (``19`` for
 ``19_ReLU.py``). Observations name imported KernelBench tasks (``kb_level1_19_relu``: level 1,
-problem 19); sample ``i`` of ``n`` is the file with sample id ``i``. A missing file is an empty
+problem 19); reply ``i`` of ``n`` is the file with sample id ``trajectory + i`` (the
+observation's trajectory, 0 unless a resumed eval asks for the rest). A missing file is an empty
 action (the judge's ``no_source``); a file's text is returned as a fenced python block.
 
 Example::
@@ -47,6 +48,9 @@ class FolderPolicy:
         if not self.folder.is_dir():
             raise FileNotFoundError(f"no solutions folder {self.folder}")
 
+    def describe(self) -> dict:
+        return {"folder": str(self.folder.resolve())}
+
     def _reply(self, task_id: str, sample: int) -> str:
         where = problem_of(task_id)
         if where is None:
@@ -57,7 +61,8 @@ class FolderPolicy:
         return f"```python\n{path.read_text(encoding='utf-8').rstrip()}\n```\n"
 
     def sample(self, observations: list[dict], n: int) -> list[list[str]]:
-        return [[self._reply(obs["task_id"], i) for i in range(n)] for obs in observations]
+        return [[self._reply(obs["task_id"], int(obs.get("trajectory", 0)) + i) for i in range(n)]
+                for obs in observations]
 
 
 __all__ = ["FolderPolicy", "problem_of", "solution_path"]

@@ -48,6 +48,7 @@ class HFPolicy:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
+        self.model_path, self.dtype = str(model), dtype if device != "cpu" else "float32"
         where = {"local_files_only": True}
         if str(model).endswith(".gguf"):
             from pathlib import Path
@@ -55,10 +56,16 @@ class HFPolicy:
             model, where["gguf_file"] = str(Path(model).parent), Path(model).name
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(model, **where)
         self.model = transformers.AutoModelForCausalLM.from_pretrained(
-            model, dtype=getattr(torch, dtype if device != "cpu" else "float32"), **where,
+            model, dtype=getattr(torch, self.dtype), **where,
         ).to(device).eval()
         self.temperature, self.top_p, self.max_tokens, self.seed = temperature, top_p, max_tokens, seed
         self.raw: list[dict] = []
+        self.on_reply = None
+
+    def describe(self) -> dict:
+        return {"model": self.model_path, "temperature": self.temperature, "top_p": self.top_p,
+                "max_tokens": self.max_tokens, "seed": self.seed, "device": self.device, "dtype": self.dtype,
+                "transformers": self._transformers.__version__}
 
     def _render(self, obs: dict) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -81,5 +88,7 @@ class HFPolicy:
             where = {"task_id": obs.get("task_id"), "trajectory": int(obs.get("trajectory", 0)),
                      "turn": int(obs.get("turn", 0)), "prompt_tokens": int(prompt_len)}
             self.raw += [{**where, "sample": j, "text": t} for j, t in enumerate(texts)]
+            if self.on_reply is not None:
+                self.on_reply(obs, texts)
             out.append(texts)
         return out

@@ -1,15 +1,20 @@
 """Policy for any OpenAI-compatible chat-completions server (``vllm serve``, SGLang, TGI, OpenAI).
 
-Standard library only (``urllib.request``, ``json``). One request per observation asks for ``n``
-choices with a ``seed``; a server that returns fewer choices is asked again for the rest (seed + 1,
-+2...). Requests for different observations run concurrently (``concurrency``), which is how a
-vLLM server batches them. Timeouts, connection errors, 429 and 5xx are retried with exponential
-backoff, or after the server's ``Retry-After`` seconds when it sends one (capped at
-``MAX_RETRY_AFTER_S``). An error left after the retries gives empty replies for the samples it
-cost and a record in ``errors`` (``task_id``, ``trajectory``, ``turn``, ``missing`` samples,
-``error``): ``hawkeye eval`` judges none of them, writes the records into ``results.json`` and
-exits 1. Every reply is kept in ``raw`` (text, ``finish_reason``, ``usage``, the request's seed),
-which ``hawkeye eval`` writes to ``raw_replies.jsonl``.
+Built on the ``openai`` SDK (``pip install 'hawkeye-env[openai]'``; the ``train`` and ``dev`` extras
+include it). One request per observation asks for ``n`` choices with a ``seed``; a server that
+returns fewer choices is asked again for the rest (seed + 1, +2...). Requests for different
+observations run concurrently (``concurrency`` threads sharing one client), which is how a vLLM
+server batches them. Retries are the SDK's: timeouts, connection errors, 408, 409, 429 and 5xx are
+retried ``max_retries`` times with exponential backoff (0.5 s doubling to 8 s, with jitter), or
+after the server's ``Retry-After`` (``retry-after-ms``) when it sends one; a ``Retry-After`` above
+the SDK's limit (two minutes in openai 2.x) is not waited for, the request fails instead of
+stalling the eval. An error left after the retries gives empty replies for the samples it cost and
+a record in ``errors`` (``task_id``, ``trajectory``, ``turn``, ``missing`` samples, ``error``):
+``hawkeye eval`` judges none of them, reports them as policy failures (never as a model's reward),
+writes the records into ``results.json`` and exits 1. Every reply is kept in ``raw`` (text,
+``finish_reason``, ``usage``, the request's seed), which ``hawkeye eval`` writes to
+``raw_replies.jsonl``; ``on_reply`` (``policies/base.py``), when set, is called with each
+observation's replies as they arrive, from the thread that got them.
 
 Reasoning models (OpenAI's o-series, gpt-5) take ``max_completion_tokens`` instead of
 ``max_tokens``: ``token_param="max_completion_tokens"`` (``--token-param`` on the command line)
@@ -30,25 +35,22 @@ trained with the tool is then evaluated as it was trained. Example::
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import os
 import threading
-import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from policies.prompts import chat_messages
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+INSTALL_HINT = "the openai policy needs the openai SDK: pip install 'hawkeye-env[openai]' (or pip install openai)"
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
-#: Longest ``Retry-After`` honoured, in seconds: OpenAI's rate limits reset within a minute; a
-#: server asking for longer is treated as down (the retry budget runs out instead of stalling).
-MAX_RETRY_AFTER_S = 60.0
+#: The key sent when neither ``api_key`` nor ``$OPENAI_API_KEY`` is set: the SDK refuses an empty
+#: one, and a server started without a key (``vllm serve`` without ``--api-key``) ignores it.
+NO_KEY = "EMPTY"
 #: The multi-turn training tool's schema (``tests/training/test_tool_env.py`` checks it against the
 #: one TRL builds from ``KernelOptToolEnv.submit_kernel``).
 SUBMIT_TOOL = {"type": "function", "function": {
@@ -58,6 +60,14 @@ SUBMIT_TOOL = {"type": "function", "function": {
         "type": "string",
         "description": "The whole module defining class ModelNew in a ```python fenced block, or SEARCH/REPLACE "
                        "blocks against the current source."}}, "required": ["source"]}}}
+
+
+def _import_openai():
+    try:
+        import openai
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return openai
 
 
 def choice_text(message: dict) -> str:
@@ -77,19 +87,26 @@ def choice_text(message: dict) -> str:
     return message.get("content") or ""
 
 
-def retry_after_s(value: str | None) -> float | None:
-    """Seconds an HTTP ``Retry-After`` header asks to wait (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+def public_url(url: str) -> str:
+    """``url`` without credentials or query (``http://user:key@host/v1?k=x`` -> ``http://host/v1``),
+    fit for a results file."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def error_text(exc: Exception) -> str:
+    """One line for an error record: ``HTTP <status>: <body>`` for a server's answer, else the
+    exception's type, message and cause (``APIConnectionError: Connection error. ([Errno 111] ...)``)."""
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    if status is not None and response is not None:
+        return f"HTTP {status}: {response.text[:300]}"
+    cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
+    return f"{type(exc).__name__}: {exc}{cause}"
 
 
 class OpenAICompatPolicy:
@@ -100,10 +117,9 @@ class OpenAICompatPolicy:
         model: model name the server knows.
         temperature, top_p, max_tokens, seed: sampling parameters sent with every request.
         token_param: the name ``max_tokens`` is sent under (``max_tokens`` or ``max_completion_tokens``).
-        api_key: bearer token; default ``$OPENAI_API_KEY``, none sent when unset.
-        timeout_s: per-request socket timeout (long generations need minutes).
-        max_retries: extra attempts after a retryable failure.
-        backoff_s: first retry delay; doubles each attempt (a ``Retry-After`` header overrides it).
+        api_key: bearer token; default ``$OPENAI_API_KEY``, else ``NO_KEY``.
+        timeout_s: per-request timeout (long generations need minutes).
+        max_retries: the SDK's retries after a retryable failure (module docstring).
         concurrency: observations in flight at once.
         tool_calls: offer ``SUBMIT_TOOL`` and read a call's ``source`` (module docstring).
     """
@@ -113,62 +129,48 @@ class OpenAICompatPolicy:
     def __init__(
         self, base_url: str = "http://localhost:8000/v1", model: str = "default", temperature: float = 0.8,
         top_p: float = 0.95, max_tokens: int = 4096, seed: int = 0, api_key: str | None = None,
-        timeout_s: float = 600.0, max_retries: int = 4, backoff_s: float = 1.0, concurrency: int = 8,
+        timeout_s: float = 600.0, max_retries: int = 4, concurrency: int = 8,
         token_param: str = "max_tokens", tool_calls: bool = False,
     ):
         if token_param not in TOKEN_PARAMS:
             raise ValueError(f"token_param must be one of {TOKEN_PARAMS}, not {token_param!r}")
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._openai = _import_openai()
+        self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature, self.top_p, self.max_tokens, self.seed = temperature, top_p, max_tokens, seed
         self.token_param = token_param
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self.timeout_s, self.max_retries, self.backoff_s = timeout_s, max_retries, backoff_s
+        self.timeout_s, self.max_retries = timeout_s, max_retries
         self.concurrency = concurrency
         self.tool_calls = tool_calls
+        self.client = self._openai.OpenAI(
+            base_url=self.base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
+            max_retries=max_retries, timeout=timeout_s)
         self.errors: list[dict] = []
         self.raw: list[dict] = []
+        self.on_reply = None
         self._lock = threading.Lock()
 
-    def _post(self, body: dict) -> dict:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")
-        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-            return json.loads(response.read().decode("utf-8"))
+    def describe(self) -> dict:
+        """What a results file records of this policy (no key; the URL without credentials)."""
+        return {"model": self.model, "base_url": public_url(self.base_url), "temperature": self.temperature,
+                "top_p": self.top_p, "max_tokens": self.max_tokens, "token_param": self.token_param,
+                "seed": self.seed, "tool_calls": self.tool_calls, "max_retries": self.max_retries,
+                "timeout_s": self.timeout_s, "sdk": f"openai {self._openai.__version__}"}
 
     def _request(self, messages: list[dict], n: int, seed: int) -> list[dict]:
-        """Up to ``n`` choices (``text``, ``finish_reason``) of one request, after retries, plus the
-        reply's ``usage``; raises ``RuntimeError`` on a final failure."""
-        body = {"model": self.model, "messages": messages, "n": n, "seed": seed, self.token_param: self.max_tokens,
-                "temperature": self.temperature, "top_p": self.top_p}
-        if self.tool_calls:
-            body.update(tools=[SUBMIT_TOOL], tool_choice="auto")
-        for attempt in range(self.max_retries + 1):
-            wait = None
-            try:
-                reply = self._post(body)
-                if not isinstance(reply, dict) or "choices" not in reply:
-                    raise RuntimeError(f"the server's reply has no choices: {json.dumps(reply)[:300]}")
-                usage = reply.get("usage")
-                return [{"text": choice_text(c.get("message") or {}), "finish_reason": c.get("finish_reason"),
-                         "usage": usage, "seed": seed, "tool_call": bool((c.get("message") or {}).get("tool_calls"))}
-                        for c in reply["choices"]]
-            except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", "replace")[:300]
-                if exc.code not in RETRY_STATUS or attempt == self.max_retries:
-                    raise RuntimeError(f"HTTP {exc.code}: {detail}") from exc
-                reason = f"HTTP {exc.code}"
-                wait = retry_after_s(exc.headers.get("Retry-After") if exc.headers else None)
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                if attempt == self.max_retries:
-                    raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
-                reason = f"{type(exc).__name__}: {exc}"
-            delay = min(wait, MAX_RETRY_AFTER_S) if wait is not None else self.backoff_s * 2**attempt
-            log.info("openai policy: %s; retry %d/%d in %.1f s", reason, attempt + 1, self.max_retries, delay)
-            time.sleep(delay)
-        raise AssertionError("unreachable")
+        """Up to ``n`` choices (``text``, ``finish_reason``, ``usage``, ``seed``, ``tool_call``) of
+        one request, after the SDK's retries; raises the SDK's error on a final failure."""
+        extra = {"tools": [SUBMIT_TOOL], "tool_choice": "auto"} if self.tool_calls else {}
+        completion = self.client.chat.completions.create(
+            model=self.model, messages=messages, n=n, seed=seed, temperature=self.temperature, top_p=self.top_p,
+            **{self.token_param: self.max_tokens}, **extra)
+        reply = completion.to_dict()
+        if not isinstance(reply.get("choices"), list):
+            raise ValueError(f"the server's reply has no choices: {json.dumps(reply, default=str)[:300]}")
+        usage = reply.get("usage")
+        return [{"text": choice_text(c.get("message") or {}), "finish_reason": c.get("finish_reason"),
+                 "usage": usage, "seed": seed, "tool_call": bool((c.get("message") or {}).get("tool_calls"))}
+                for c in reply["choices"]]
 
     def _sample_one(self, obs: dict, n: int) -> list[str]:
         messages = chat_messages(obs)
@@ -182,15 +184,17 @@ class OpenAICompatPolicy:
                 choices += self._request(messages, n - len(choices), base + offset)
                 if len(choices) >= n:
                     break
-        except (RuntimeError, ValueError, KeyError, AttributeError, TypeError) as exc:
-            record = {**where, "missing": n - len(choices), "error": str(exc)}
+        except (self._openai.OpenAIError, ValueError, KeyError, AttributeError, TypeError) as exc:
+            record = {**where, "missing": n - len(choices), "error": error_text(exc)}
             with self._lock:
                 self.errors.append(record)
             log.warning("openai policy: request failed, %d empty replies (%s: %s)", record["missing"],
-                        obs.get("task_id"), exc)
+                        obs.get("task_id"), record["error"])
         choices = choices[:n]
         with self._lock:
             self.raw += [{**where, "sample": i, "model": self.model, **c} for i, c in enumerate(choices)]
+        if self.on_reply is not None and choices:
+            self.on_reply(obs, [c["text"] for c in choices])
         return ([c["text"] for c in choices] + [""] * n)[:n]
 
     def sample(self, observations: list[dict], n: int) -> list[list[str]]:

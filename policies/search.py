@@ -329,19 +329,24 @@ class SearchPolicy:
             self._seeds[task_id] = task_seeds(task_id)
         return self._seeds[task_id]
 
+    def describe(self) -> dict:
+        return {"seed": self.seed, "max_knobs": self.max_knobs}
+
     def _sample_one(self, obs: dict, n: int) -> list[str]:
-        turn = int(obs.get("turn", 0))
+        turn, trajectory = int(obs.get("turn", 0)), int(obs.get("trajectory", 0))
         base = obs.get("last_compiled_source") or obs.get("source") or ""
         bases = [base] if base else self.seeds(obs["task_id"])
         mutable = [b for b in bases if knob_sites(b)] or bases  # a knob-less expert cannot vary
         out: list[str] = []
         for i in range(n):
-            if turn == 0 and i < len(bases):
-                out.append(bases[i])
+            # At turn 0 reply i is trajectory ``trajectory + i``'s sample (policies/base.py).
+            j, where = (trajectory + i, 0) if turn == 0 else (i, trajectory)
+            if turn == 0 and j < len(bases):
+                out.append(bases[j])
                 continue
-            parent = mutable[i % len(mutable)]
+            parent = mutable[j % len(mutable)]
             digest = hashlib.sha256(parent.encode()).hexdigest()[:16]
-            rng = self._rng(obs["task_id"], turn, obs.get("trajectory", 0), i, digest)
+            rng = self._rng(obs["task_id"], turn, where, j, digest)
             child = parent
             for _ in range(DEDUP_ATTEMPTS):
                 child = mutate(parent, rng, self.max_knobs)

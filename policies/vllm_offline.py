@@ -38,7 +38,13 @@ class VLLMPolicy:
             raise ImportError(INSTALL_HINT) from exc
         self._vllm = vllm
         self.llm = vllm.LLM(model=model, seed=seed, **engine_kwargs)
+        self.model, self.engine_kwargs = str(model), engine_kwargs
         self.temperature, self.top_p, self.max_tokens, self.seed = temperature, top_p, max_tokens, seed
+
+    def describe(self) -> dict:
+        return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p,
+                "max_tokens": self.max_tokens, "seed": self.seed, "vllm": self._vllm.__version__,
+                **{f"engine_{k}": str(v) for k, v in sorted(self.engine_kwargs.items())}}
 
     def sample(self, observations: list[dict], n: int) -> list[list[str]]:
         turn = int(observations[0].get("turn", 0)) if observations else 0

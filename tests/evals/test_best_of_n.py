@@ -13,6 +13,7 @@ from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.tasks.registry import get_task, solution_source
 from policies import make_policy
 from policies.search import fenced
+from reward import REWARD_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,14 @@ def test_search_eval_writes_every_output_and_reruns_from_the_store(tmp_path, sto
     assert task["candidates"] == 3 and len(task["best_of_k_reward"]) == 3 and len(task["pass_at_k"]) == 3
     assert rows[0]["stage"] == "correct" and task["pass_at_k"][-1] == 1.0  # sample 0 is the expert
     assert saved["timing_note"] and saved["overall"]["fast_p"] == {}
-    assert "untimed" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "untimed" in report
+    cfg = saved["config"]
+    assert cfg["policy_config"] == {"name": "search", "seed": 0, "max_knobs": cfg["policy_config"]["max_knobs"]}
+    assert cfg["reward_version"] == cfg["versions"]["reward"] == REWARD_VERSION and len(cfg["git_commit"]) >= 40
+    assert f"git commit `{cfg['git_commit']}`" in report and f"reward `{REWARD_VERSION}`" in report
+    assert "seed `0`" in report
+    assert len((out / "samples.jsonl").read_text().splitlines()) == 3 and saved["samples"]["reused"] == 0
 
     again = run_eval(make_policy("search", seed=0), ["vector_add_fp32"], n=3, out_dir=tmp_path / "again",
                      device="cpu", store=store_path, wandb_mode="disabled", progress=False)
@@ -110,15 +118,26 @@ class _FailingPolicy:
 
 
 def test_policy_failures_are_not_judged_and_are_reported(tmp_path, store_path):
+    """Failed samples are rows with no reward, counted apart: the rates, rewards and curves are
+    the obtained sample's alone; the report says how many failed and why, before any figure."""
     results = run_eval(_FailingPolicy(), ["vector_add_fp32"], n=3, out_dir=tmp_path, device="cpu",
                        store=store_path, wandb_mode="disabled", progress=False)
     rows = [json.loads(line) for line in (tmp_path / "candidates.jsonl").read_text().splitlines()]
     assert [r["stage"] for r in rows] == ["correct", POLICY_ERROR, POLICY_ERROR]
     assert rows[1]["policy_error"] == "HTTP 404: model 'nope' does not exist" and rows[1]["source_hash"] == ""
-    assert results["judge"]["candidates"] == 3 and results["tasks"]["vector_add_fp32"]["stages"]["no_source"] == 0
+    assert rows[1]["reward"] is None
+    task = results["tasks"]["vector_add_fp32"]
+    assert results["judge"]["candidates"] == 3 and task["stages"]["no_source"] == 0
+    assert (task["candidates"], task["obtained"], task["policy_failures"], task["trajectories"]) == (3, 1, 2, 1)
+    assert task["stages"][POLICY_ERROR] == 2 and task["correct_rate"] == 1.0
+    assert task["mean_reward"] == rows[0]["reward"] == task["best_of_k_reward"][-1] and len(task["pass_at_k"]) == 1
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["policy_errors"][0]["missing"] == 2 and "HTTP 404" in saved["error"]
     assert json.loads((tmp_path / "raw_replies.jsonl").read_text().splitlines()[0])["text"] == "x"
+    report = (tmp_path / "report.md").read_text()
+    assert "**Policy failures:** 2 of 3 samples could not be obtained" in report
+    assert report.index("HTTP 404: model 'nope'") < report.index("## Overall")
+    assert "| vector_add_fp32 | 1 | 2 | 1.000 | 1.000 |" in report
 
 
 def _cand(task, sample, correct, speedup=None, reward=None):
@@ -159,7 +178,7 @@ def test_broken_speedups_are_ignored_not_fatal():
 
 
 def test_report_of_timed_results_has_speedup_plots_and_rows(tmp_path):
-    from evals import report
+    from evals import plots, report
 
     cands = [_cand("a", 0, True, {"eager": 2.0, "compile": 1.1}), _cand("a", 1, False),
              _cand("a", 2, True, {"eager": 4.0, "compile": 0.9})]
@@ -170,9 +189,9 @@ def test_report_of_timed_results_has_speedup_plots_and_rows(tmp_path):
         "timing_note": "", "judge": {"candidates": 3, "cached": 0, "unique_sources": 3},
         "wall_s": {"sampling": 0.0, "judging": 1.0},
     }
-    plots = report.make_plots(results, cands, tmp_path)
-    assert [p.name for p in plots] == ["best_of_k.png", "distributions.png"] and all(p.exists() for p in plots)
-    results["plots"] = [p.name for p in plots]
+    pngs = plots.make_plots(results, cands, tmp_path)
+    assert [p.name for p in pngs] == ["best_of_k.png", "distributions.png"] and all(p.exists() for p in pngs)
+    results["plots"] = [p.name for p in pngs]
     text = report.write_markdown(results, tmp_path).read_text()
     assert "fast_p vs eager" in text and "geomean best speedup vs best" in text and "best_of_k_speedup" in text
     assert "untimed" not in text
@@ -195,3 +214,5 @@ def test_judge_rate_counts_unique_fresh_sources_per_gpu_minute(monkeypatch):
     assert r["judged_per_minute"] == 4.0 and r["gpus"] == 2 and r["judged_per_gpu_minute"] == 2.0
     assert judge_rate(cands, 30.0, "cuda", "ray", None)["judged_per_gpu_minute"] is None
     assert judge_rate(cands, 0.0, "cpu", "local", None)["judged_per_minute"] is None
+    cached_only = [cand("a", True), cand("b", True)]
+    assert judge_rate(cached_only, 0.01, "cuda", "local", None)["judged_per_minute"] is None
