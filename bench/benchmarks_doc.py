@@ -102,8 +102,6 @@ AREAS: tuple[Area, ...] = (
          ("gpu-tests-replay-judge-h100-2026-12-05.log", "gpu-tests-replay-judge-fixed-h100-2026-12-05.log"),
          "python -m pytest -q tests/gpu/test_gpu_replay.py tests/gpu/test_gpu_judge.py -k 'not expert_solution and "
          "not prefetch'; then, after the two tests' fixes, -k 'call_counting or side_stream'", H100_STACK),
-    Area("search-forkserver", judge.search_throughput, ("search-forkserver-h200-2026-12-04.json",), "",
-         {"driver": H200_STACK["driver"]}),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("honest-corpus", envelope.honest_corpus,
          ("honest-corpus-cpu-2026-12-05.json", "honest-corpus-h100-2026-12-05.json"),
@@ -114,26 +112,18 @@ AREAS: tuple[Area, ...] = (
          "vendor_baselines=False)), eight in flight"),
     Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),
          "python -m pytest tests/test_edits_adversarial.py"),
-    Area("judge-calibration", judge.calibration_rates, ("judge-calibration-h200-2026-12-02.json",)),
-    Area("judge-calibration-gluon", judge.calibration_rates, ("judge-calibration-gluon-h200-2026-12-03.json",)),
-    Area("judge-calibration-delta", judge.calibration_rates, ("judge-calibration-delta-h200-2026-12-03.json",
-                                                              "judge-calibration-fp4-delta-h200-2026-12-03.json",
-                                                              "judge-calibration-gla-long-h200-2026-12-03.json",
-                                                              "judge-calibration-attn-h200-2026-12-03.json",
-                                                              "judge-calibration-splitk-h200-2026-12-04.json")),
+    Area("judge-calibration", judge.calibration_rates,
+         ("judge-calibration-h200-2026-12-02.json", "judge-calibration-gluon-h200-2026-12-03.json",
+          "judge-calibration-delta-h200-2026-12-03.json", "judge-calibration-fp4-delta-h200-2026-12-03.json",
+          "judge-calibration-gla-long-h200-2026-12-03.json", "judge-calibration-attn-h200-2026-12-03.json",
+          "judge-calibration-splitk-h200-2026-12-04.json")),
     Area("judge-noise", judge.calibration_noise, ("judge-calibration-h200-2026-12-02.json",),
          folder="judge-calibration"),
     Area("tolerance-recheck", judge.tolerance_recheck, ("tolerance-recheck-h200-2026-12-01.json",), "",
          {"driver": H200_STACK["driver"]}),
-    Area("search-throughput", judge.search_throughput,
-         ("search-throughput-h200-2026-12-02.json", "search-throughput-schedule-h200-2026-12-02.json",
-          "search-throughput-profiled-h200-2026-12-02.json", "search-throughput-cpu-split-h200-2026-12-02.json",
-          "search-throughput-probe-h200-2026-12-02.json", "search-throughput-paired-h200-2026-12-03.json"), "",
+    Area("search-throughput", judge.search_throughput, ("search-forkserver-h200-2026-12-04.json",), "",
          {"driver": H200_STACK["driver"]}),
-    Area("throughput", judge.throughput, ("throughput-h200-2026-12-01.json",),
-         "python -m bench.throughput --hacks tests/candidates/hacks --device cuda --gpus 1 2 --copies 3 "
-         "--repeats 3 --timeout 30", {"driver": H200_STACK["driver"]}),
-    Area("throughput-replay", judge.throughput, ("throughput-replay-h200-2026-12-01.json",),
+    Area("throughput", judge.throughput, ("throughput-replay-h200-2026-12-01.json",),
          "python -m bench.throughput --hacks tests/candidates/hacks --device cuda --gpus 1 --copies 3 "
          "--repeats 3 --timeout 30 (stopped after the cold phase by the lent machine's time)",
          {"driver": H200_STACK["driver"]}),
@@ -155,8 +145,7 @@ AREAS: tuple[Area, ...] = (
                                 "tasks-suite-b-h200-2026-12-02.json", "tasks-suite-b2-h200-2026-12-02.json",
                                 "tasks-fp8-gluon-h200-2026-12-03.json", "tasks-gemm-gluon-h200-2026-12-03.json",
                                 "tasks-delta-h200-2026-12-03.json", "tasks-fp4-h200-2026-12-03.json",
-                                "tasks-gla-long-h200-2026-12-03.json", "tasks-attn-overlap-h200-2026-12-03.json",
-                                "tasks-attn-fma-h200-2026-12-03.json", "tasks-attn-fma2-h200-2026-12-03.json",
+                                "tasks-gla-long-h200-2026-12-03.json", "tasks-attn-fma2-h200-2026-12-03.json",
                                 "tasks-splitk-fused-h200-2026-12-04.json"), "",
          {"driver": H200_STACK["driver"]}),
     Area("suite-runs", judge.suite_across_runs,
@@ -189,8 +178,8 @@ AREAS: tuple[Area, ...] = (
          "python -m bench.kerneldev.flush_probe linear_decode_bf16:cublas gemm_skinny_bf16:cublas gemm_bf16:cublas "
          "gemm_narrow_bf16:cublas (the experts then ran the fused split-K reduction at 2 splits)", H200_STACK),
     Area("units", kerneldev.units, ("units-h200-2026-11-30.json", "units-warp-specialization-h200-2026-11-30.json",
-                                    "units-mxfp4-h200-2026-12-01.json", "units-fp4-h200-2026-12-03.json",
-                                    "units-attn-h200-2026-12-03.json"), UNITS_CMD),
+                                    "units-fp4-h200-2026-12-03.json", "units-attn-h200-2026-12-03.json"),
+         UNITS_CMD),
     Area("units-gluon", kerneldev.gluon_units, ("units-gluon-h200-2026-12-01.json",),
          "python -m bench.kerneldev.gluon_units_check --quick --no-harness"),
     Area("units-gluon-fp8", kerneldev.gluon_units, ("units-gluon-fp8-h200-2026-12-03.json",),
@@ -240,7 +229,7 @@ AREAS: tuple[Area, ...] = (
          "python -m bench.kerneldev.sweeps.fp4 --m 32 --budget-s 200 (fp4-sweep-lut2: --budget-s 120 with the "
          "32-row tiles first)", H200_STACK),
     Area("best-of-n", product.best_of_n,
-         ("search-throughput/search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json",
+         ("search-throughput-paired-h200-2026-12-03.json", "search-families-h200-2026-12-03.json",
           "search-suite-1-h200-2026-12-03.json", "search-suite-2-h200-2026-12-03.json",
           "search-suite-3-h200-2026-12-03.json"), "",
          {"driver": H200_STACK["driver"]}),
@@ -266,9 +255,14 @@ def load(name: str, root: Path = REPO) -> Loaded:
 
 
 def _recorded(data) -> dict[str, str]:
-    """The date, GPU, software and command a file records about itself."""
+    """The date, GPU, software, commit and command a file records about itself: the keys
+    ``bench.provenance.provenance`` writes (at the top level, or as a JSON-lines file's
+    ``{"kind": "provenance"}`` row), and what files written before it kept."""
     out: dict[str, str] = {}
     if isinstance(data, list):
+        row = next((r for r in data if isinstance(r, dict) and r.get("kind") == "provenance"), None)
+        if row is not None:
+            return _recorded(row)
         env = next((r for r in data if isinstance(r, dict) and "device" in r and "torch" in r), None)
         if env:
             out.update({"gpu": env["device"], **{k: env[k] for k in ("torch", "triton", "cuda", "python") if k in env}})
@@ -282,9 +276,13 @@ def _recorded(data) -> dict[str, str]:
             out["date"] = env["date"][:10]
     versions = data.get("versions") or (data.get("config") or {}).get("versions") or {}
     out.update({k: str(v) for k, v in versions.items() if isinstance(v, (str, int, float))})
-    for key in ("date", "gpu", "driver"):
-        if isinstance(data.get(key), str):
+    for key in ("date", "gpu", "driver", "commit", "python"):
+        if isinstance(data.get(key), str) and data[key]:
             out[key] = data[key]
+    if isinstance(data.get("git_commit"), str) and data["git_commit"]:  # bench.honest_corpus before provenance
+        out["commit"] = data["git_commit"]
+    if out.get("gpu") in ("cpu", "cpu-interpreter") or isinstance(data.get("cpu"), str):
+        out["gpu"] = f"CPU ({data['cpu']})" if isinstance(data.get("cpu"), str) else "CPU"
     if isinstance(data.get("command"), str):
         out["command"] = data["command"]
     elif isinstance(data.get("commands"), list):
@@ -316,7 +314,8 @@ def calibrate_command(args: dict) -> str:
 
 
 def provenance(area: Area, files: list[Loaded], root: Path = REPO) -> list[str]:
-    """One line per distinct (GPU, date, software, command) among ``files``, naming them."""
+    """One line per distinct (GPU, date, software, commit, command) among ``files``, naming them.
+    A file that records no commit gets none: what it does record is shown, nothing is made up."""
     groups: dict[tuple, list[str]] = {}
     for f in files:
         facts = {**area.versions, **_recorded(f.data)}
@@ -324,10 +323,13 @@ def provenance(area: Area, files: list[Loaded], root: Path = REPO) -> list[str]:
         facts.setdefault("date", (DATE_RE.search(name) or [""])[0])
         facts.setdefault("command", area.command)
         software = ", ".join(f"{k} {facts[k]}" for k in SOFTWARE_ORDER if facts.get(k))
-        key = (facts.get("gpu", "GPU not recorded"), facts["date"], software, facts["command"])
+        commit = f" Commit `{facts['commit'][:12]}{'+dirty' if facts['commit'].endswith('+dirty') else ''}`." \
+            if facts.get("commit") else ""
+        key = (facts.get("gpu", "GPU not recorded"), facts["date"], software, commit, facts["command"])
         groups.setdefault(key, []).append(f"`{f.path}/`" if (root / f.path).is_dir() else f"`{f.path}`")
-    return [f"*{gpu}, {date}; {software}. Command: `{command}`. Raw: {', '.join(paths)}.*"
-            for (gpu, date, software, command), paths in groups.items()]
+    return [f"*{gpu}, {date}{'; ' + software if software else ''}.{commit} Command: `{command}`. "
+            f"Raw: {', '.join(paths)}.*"
+            for (gpu, date, software, commit, command), paths in groups.items()]
 
 
 def render_area(area: Area, root: Path = REPO) -> list[str]:

@@ -103,23 +103,29 @@ def _rejected(rate: dict) -> str:
 
 def calibration_rates(files: list[Loaded]) -> list[str]:
     """False negatives (expert and vendor trials that failed) and false positives (wrong outputs
-    that passed) per task: failed / trials, and per verdict where the file counts verdicts."""
-    rows, notes = [], []
+    that passed) per task: failed / trials, and per verdict where the file counts verdicts. A task
+    in a later file replaces its row of an earlier one (a rebuilt expert's own trials), and the
+    ``file`` column names where each row comes from."""
+    rows: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
     for f in files:
+        name = f.path.rsplit("/", 1)[-1]
         for task, entry in f.data.get("correctness", {}).items():
             if "rates" not in entry:
-                rows.append([task, "error", "-", "-", *("-" for _ in CALIBRATION_HACKS)])
+                rows[task] = [task, "error", "-", "-", *("-" for _ in CALIBRATION_HACKS), name]
                 continue
             rates = entry["rates"]
             vendors = ", ".join(f"{n.removeprefix('vendor:')} {_rejected(r)}" for n, r in rates.items()
                                 if n.startswith("vendor:") and r["trials"])
-            rows.append([task, str(entry["trials"]), _rejected(rates["expert"]), vendors or "-",
-                         *(_rejected(rates[h]) if h in rates else "-" for h, _ in CALIBRATION_HACKS)])
-            notes += [f"{task}: {n.removeprefix('vendor:')} unavailable ({why})"
-                      for n, why in entry.get("vendors_unavailable", {}).items()]
+            rows[task] = [task, str(entry["trials"]), _rejected(rates["expert"]), vendors or "-",
+                          *(_rejected(rates[h]) if h in rates else "-" for h, _ in CALIBRATION_HACKS), name]
+            notes[task] = [f"{task}: {n.removeprefix('vendor:')} unavailable ({why})"
+                           for n, why in entry.get("vendors_unavailable", {}).items()]
     header = ["task", "trials", "expert failed / trials", "vendor failed / trials",
-              *(label for _, label in CALIBRATION_HACKS)]
-    return md_table(header, rows) + ([""] + notes if notes else [])
+              *(label for _, label in CALIBRATION_HACKS), "file"]
+    table = md_table(header, [rows[t] for t in sorted(rows)])
+    lines = [n for t in sorted(notes) for n in notes[t]]
+    return table + ([""] + lines if lines else [])
 
 
 def _range(summary: dict, spec: str) -> str:
@@ -222,7 +228,7 @@ def tolerance_recheck(files: list[Loaded]) -> list[str]:
                              fmt(r["global_cap_over"], ".2f"), fmt(r["row_cap_over"], ".2f"),
                              f"{at['got']:.4g} / {at['ref']:.4g} / {at['native']:.4g}",
                              fmt(trial["rms"], ".1f"), fmt(at["row_rms"], ".0f")])
-    header = ["task", "trial seed", "output", "verdict now", "worst / cap (output RMS)", "worst / cap (row RMS)",
+    header = ["task", "trial seed", "output", "verdict (row rule)", "worst / cap (output RMS)", "worst / cap (row RMS)",
               "that element: got / float64 / native", "output RMS", "its row's RMS"]
     return md_table(header, rows)
 

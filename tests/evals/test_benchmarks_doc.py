@@ -120,6 +120,37 @@ def test_a_calibration_file_renders_with_its_command(tmp_path):
     assert "Not run (the call's time ran out): fp8_gemm_per_tensor." in noise
 
 
+def test_a_later_calibration_file_replaces_a_tasks_row():
+    from bench.tables import Loaded, calibration_rates
+
+    def report(trials: int, failed: int) -> dict:
+        rate = {"trials": trials, "failed": failed, "failures": []}
+        return {"correctness": {"gemm_bf16": {"trials": trials, "rates": {"expert": rate}},
+                                "softmax_fp32": {"trials": 9, "rates": {"expert": rate}}}}
+
+    later = {"correctness": {"gemm_bf16": {"trials": 6, "rates": {"expert": {"trials": 6, "failed": 0}}}}}
+    rows = calibration_rates([Loaded("r/old.json", report(100, 1)), Loaded("r/new.json", later)])
+    gemm = [r for r in rows if r.startswith("| gemm_bf16 ")]
+    assert len(gemm) == 1 and "| 6 | 0 / 6 |" in gemm[0] and gemm[0].endswith("| new.json |"), gemm
+    assert any(r.startswith("| softmax_fp32 | 9 | 1 / 100 |") and r.endswith("| old.json |") for r in rows)
+
+
+def test_the_runners_provenance_is_shown_and_nothing_is_made_up(tmp_path):
+    """A file with ``bench.provenance`` keys shows its commit and command; a JSON-lines file takes
+    them from its provenance row; a file without a commit shows none."""
+    recorded = {"date": "2026-12-06", "gpu": "cpu", "driver": "", "commit": "a" * 40 + "+dirty",
+                "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "triton": "3.9.0"},
+                "command": "python -m bench.tasks --device cpu"}
+    line = _area(tmp_path, lambda files: [], "tasks-cpu-2026-12-06.json", recorded)[0]
+    assert line.startswith("*CPU, 2026-12-06; ") and "Commit `aaaaaaaaaaaa+dirty`." in line
+    assert "Command: `python -m bench.tasks --device cpu`." in line
+    rows = [{"kind": "provenance", **recorded, "gpu": "NVIDIA H100 80GB HBM3", "driver": "580.1"}, {"kind": "time"}]
+    assert benchmarks_doc._recorded(rows)["gpu"] == "NVIDIA H100 80GB HBM3"
+    assert benchmarks_doc._recorded(rows)["driver"] == "580.1"
+    bare = _area(tmp_path, lambda files: [], "old-h200-2026-11-30.json", {"date": "2026-11-30"}, command="cmd")[0]
+    assert bare == "*GPU not recorded, 2026-11-30. Command: `cmd`. Raw: `bench/results/x/old-h200-2026-11-30.json`.*"
+
+
 def test_a_merged_calibration_names_every_part_and_the_merge(tmp_path):
     args = {"device": "cuda", "tasks": "gemm_bf16", "trials": 4, "verdicts": 3, "in_flight": [1, 4],
             "noise_tasks": "gemm_bf16", "budget_s": 300.0}
