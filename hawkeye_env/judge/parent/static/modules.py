@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hawkeye_env.judge.parent.static.allowlist import IMPORTABLE, LIBDEVICE_MODULES, LIBDEVICE_NAME, MODULE_ATTRIBUTES
 
-UNITS_ROOT = Path(__file__).resolve().parents[2] / "units"
+UNITS_ROOT = Path(__file__).resolve().parents[4] / "units"
 # Files of a unit that are not kernel modules (references, metadata, the package's exports).
 UNIT_NON_KERNEL_FILES = frozenset({"__init__.py", "meta.py", "naive.py", "reference.py", "compile_cases.py"})
 # Kernel modules at the top of ``units/`` (shared by several units).
