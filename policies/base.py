@@ -45,7 +45,8 @@ class Policy(Protocol):
 def describe(policy: Policy) -> dict:
     """What a results file records of ``policy`` so a run can be reproduced and attributed: its
     ``name`` and whatever its optional ``describe()`` returns (model, endpoint, sampling
-    parameters, seed; never a key), else its ``seed`` when it has one.
+    parameters, seed: what decides its replies; never a key), else its ``seed`` when it has one.
+    A resumed eval reuses a logged reply only under an equal description.
 
     Policies may also have an ``on_reply`` attribute (None by default): when an evaluation sets
     it to a function, the policy calls ``on_reply(observation, replies)`` with each observation's

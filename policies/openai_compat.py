@@ -151,11 +151,11 @@ class OpenAICompatPolicy:
         self._lock = threading.Lock()
 
     def describe(self) -> dict:
-        """What a results file records of this policy (no key; the URL without credentials)."""
+        """What a results file records of this policy: what decides its replies (no key; the URL
+        without credentials). Retries and timeouts do not, so a resumed eval may change them."""
         return {"model": self.model, "base_url": public_url(self.base_url), "temperature": self.temperature,
                 "top_p": self.top_p, "max_tokens": self.max_tokens, "token_param": self.token_param,
-                "seed": self.seed, "tool_calls": self.tool_calls, "max_retries": self.max_retries,
-                "timeout_s": self.timeout_s, "sdk": f"openai {self._openai.__version__}"}
+                "seed": self.seed, "tool_calls": self.tool_calls}
 
     def _request(self, messages: list[dict], n: int, seed: int) -> list[dict]:
         """Up to ``n`` choices (``text``, ``finish_reason``, ``usage``, ``seed``, ``tool_call``) of

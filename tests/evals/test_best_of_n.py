@@ -34,7 +34,8 @@ def test_search_eval_writes_every_output_and_reruns_from_the_store(tmp_path, sto
                        device="cpu", store=store_path, wandb_mode="offline", progress=False)
     for name in ("results.json", "candidates.jsonl", "report.md", "best_of_k.png", "distributions.png"):
         assert (out / name).stat().st_size > 0, name
-    assert list((out / "wandb").glob("offline-run-*/run-*.wandb")), "no offline W&B run"
+    [wandb_run] = (out / "wandb").glob("offline-run-*/run-*.wandb")
+    assert all(key in wandb_run.read_bytes() for key in (b"policy_config", b"git_commit", b"reward_version"))
     assert results["wandb"]["sync"].startswith("wandb sync ")
     rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
     assert [(r["task"], r["sample"], r["turn"]) for r in rows] == [("vector_add_fp32", j, 0) for j in range(3)]

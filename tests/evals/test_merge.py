@@ -90,6 +90,23 @@ def test_overlapping_tasks_and_different_settings_are_refused(tmp_path):
     assert exit_info.value.code == 2
 
 
+def test_parts_of_other_sampling_parameters_are_refused_and_nothing_judged_is_no_rate(tmp_path):
+    pa, ra = _part(tmp_path / "pa", {"a": A}, 3, judging_s=60.0, gpus=1)
+    pb, rb = _part(tmp_path / "pb", {"b": B}, 3, judging_s=0.01, gpus=1)
+    for folder, results, temperature in ((pa, ra, 0.8), (pb, rb, 0.2)):
+        results["config"]["policy_config"] = {"name": "search", "model": "m", "temperature": temperature}
+        results["judge"]["judged"] = 0
+        (folder / "results.json").write_text(json.dumps(results))
+    with pytest.raises(MergeError, match="policy_config"):
+        merge_runs([pa, pb], tmp_path / "m1")
+    rb["config"]["policy_config"]["temperature"] = 0.8
+    (pb / "results.json").write_text(json.dumps(rb))
+    merged = merge_runs([pa, pb], tmp_path / "m2")
+    assert merged["config"]["policy_config"]["temperature"] == 0.8
+    assert merged["judge"]["judged_per_minute"] is None and merged["judge"]["judged_per_gpu_minute"] is None
+    assert "no judging rate" in (tmp_path / "m2" / "report.md").read_text()
+
+
 def test_real_eval_outputs_merge(tmp_path, monkeypatch):
     """Two CPU ``run_eval`` outputs (the search policy) merge; the merged per-task rows are theirs."""
     from evals.best_of_n import run_eval
