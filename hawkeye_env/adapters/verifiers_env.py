@@ -13,10 +13,13 @@ credit assignment. Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
     env = load_environment(tasks=["vector_add_fp32"], context="docs", max_turns=3)   # max_turns=1: single-turn
 
 verifiers 0.4 finds a taskset by its id, imported as a module (``-`` read as ``_``), and takes the
-``Taskset`` and ``Env`` subclasses that module exports in ``__all__``. The id is ``TASKSET_ID``,
-``hawkeye-env``: the ``hawkeye_env`` package exports ``KernelTaskset`` and ``KernelMultiTurnEnv``
-(``hawkeye_env.registration.VERIFIERS_ENTRY_POINTS``), so ``vf-eval hawkeye-env`` and
-``vf.load_environment`` build the same env as ``load_environment`` here, which goes through them.
+``Taskset``, ``Env`` and ``Harness`` subclasses that module exports in ``__all__``. The id is
+``TASKSET_ID``, ``hawkeye-env``: the ``hawkeye_env`` package exports ``KernelTaskset``,
+``KernelMultiTurnEnv`` and ``KernelChatHarness`` (``hawkeye_env.registration.VERIFIERS_ENTRY_POINTS``),
+so ``vf-eval hawkeye-env`` and ``vf.load_environment`` build the same env as ``load_environment``
+here, which goes through them. The player's harness makes its chat calls in-process through
+verifiers' interception in a local runtime: a run needs an OpenAI-compatible URL and nothing else
+(``vf-eval ... --client.base-url http://127.0.0.1:8000/v1 --no-push``, no login).
 """
 
 from __future__ import annotations
@@ -85,8 +88,41 @@ class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
                                         prompt=[{"role": "user", "content": user["content"]}]), self.config.task)
 
 
+class KernelChatHarnessConfig(vf.HarnessConfig):
+    id: str = TASKSET_ID
+
+
+class KernelChatHarness(vf.Harness[KernelChatHarnessConfig]):
+    """The player's program: one chat completion per segment, in this process, through the rollout's
+    interception endpoint (``AsyncOpenAI(base_url=endpoint, api_key=secret)``), so verifiers records
+    every call on the trace and applies the run's model and sampling. No tools, no runtime commands,
+    nothing to install: the taskset's default harness (verifiers picks the Harness subclass the
+    ``hawkeye_env`` package exports), so ``vf-eval hawkeye-env`` runs offline against any
+    OpenAI-compatible URL. A later segment replays the whole conversation (``SUPPORTS_RESUME``)."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_RESUME = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx, trace, runtime, endpoint, secret, mcp_urls, data, **kwargs) -> vf.ProgramResult:
+        from openai import AsyncOpenAI
+        from verifiers.v1.dialects.chat import message_to_wire
+
+        system, prompt = self.resolve_prompt(data)
+        messages = [{"role": "system", "content": system}] if system else []
+        if isinstance(prompt, str):
+            messages.append({"role": "user", "content": prompt})
+        else:
+            messages += [message_to_wire(m) for m in prompt or []]
+        async with AsyncOpenAI(base_url=endpoint, api_key=secret) as client:
+            await client.chat.completions.create(model=ctx.model, messages=messages)
+        return vf.ProgramResult(exit_code=0, stdout="", stderr="")
+
+
 class KernelEnvConfig(vf.EnvConfig):
-    player: vf.AgentConfig = vf.AgentConfig()
+    player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    """the policy's seat: the taskset's chat harness (``KernelChatHarness``) in a local runtime"""
 
 
 class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
@@ -96,20 +132,23 @@ class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
         judge = shared_judge()
         env, obs = new_episode(task.data.task_id, judge, context=task.data.context, max_turns=task.data.max_turns,
                                target_speedup=task.data.target_speedup)
-        rewards: list[float] = []
-        async with agents.player.interaction(task) as interaction:
-            segment = await interaction.turn(json.loads(obs["messages"])[-1]["content"])
-            while not segment.terminated:
-                obs, reward, terminated, truncated, info = await asyncio.to_thread(
-                    judged_step, env, judge, segment.last_reply)
-                rewards.append(float(reward))
-                if terminated or truncated:
-                    break
-                segment = await interaction.turn(json.loads(obs["messages"])[-1]["content"])
-        trace = interaction.trace
-        trace.info["hawkeye_rewards"] = rewards
-        trace.record_metrics({f"turn_{i}_reward": r for i, r in enumerate(rewards)})
-        env.close()
+        try:
+            async with agents.player.interaction(task) as interaction:
+                # recorded before the interaction closes: closing scores the trace (``kernel_reward``)
+                trace = interaction.trace
+                trace.info["hawkeye_rewards"] = rewards = []
+                segment = await interaction.turn()  # the task's prompt is the env's first observation
+                while not segment.terminated:
+                    obs, reward, terminated, truncated, info = await asyncio.to_thread(
+                        judged_step, env, judge, segment.last_reply)
+                    rewards.append(float(reward))
+                    trace.info["hawkeye_verdict"] = info["verdict"]
+                    trace.record_metric(f"turn_{len(rewards) - 1}_reward", float(reward))
+                    if terminated or truncated:
+                        break
+                    segment = await interaction.turn(json.loads(obs["messages"])[-1]["content"])
+        finally:
+            env.close()
 
 
 def load_environment(tasks: list[str] | None = None, context: str = "docs", max_turns: int = 1,
@@ -122,5 +161,6 @@ def load_environment(tasks: list[str] | None = None, context: str = "docs", max_
     return vf.load_environment(vf.resolve_env_config({"taskset": taskset, **env_config}))
 
 
-__all__ = ["INSTALL_HINT", "TASKSET_ID", "KernelData", "KernelEnvConfig", "KernelMultiTurnEnv", "KernelTask",
-           "KernelTaskset", "KernelTasksetConfig", "load_environment"]
+__all__ = ["INSTALL_HINT", "TASKSET_ID", "KernelChatHarness", "KernelChatHarnessConfig", "KernelData",
+           "KernelEnvConfig", "KernelMultiTurnEnv", "KernelTask", "KernelTaskset", "KernelTasksetConfig",
+           "load_environment"]

@@ -1,18 +1,25 @@
-"""SkyRL-gym: ``skyrl_gym.make`` builds the text env, ``init`` gives the env's prompt and each step
-the env's reward, feedback as the next user message and the end of the episode."""
+"""SkyRL-gym: trajectories run as SkyRL's generator runs them (``skyrl_gym.make`` with the trainer's
+``env_config`` and ``extras``, ``init``/``step``/``close`` in its env-worker threads, concurrently):
+``init`` gives the env's prompt, each step the env's reward, the judge's feedback as the next user
+message and the end of the episode; a reply without code never reaches the judge."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 skyrl_gym = pytest.importorskip("skyrl_gym", reason="the skyrl extra is not installed: pip install "
                                 "'hawkeye-env[skyrl]'")
 
+from omegaconf import DictConfig, OmegaConf  # noqa: E402 - skyrl-gym's own dependency
+
 from hawkeye_env.adapters import skyrl as adapter  # noqa: E402
 from hawkeye_env.env import KernelOptEnv  # noqa: E402
-from tests.adapters.conftest import BROKEN, FIX, TASK, fenced  # noqa: E402
+from tests.adapters.conftest import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: E402
 
 
 def make(**config):
@@ -21,20 +28,53 @@ def make(**config):
                           extras={"reward_spec": {"method": "rule", "ground_truth": TASK}})
 
 
-def test_init_is_the_envs_prompt_and_a_multi_turn_episode_is_the_envs():
-    env = make(max_turns=3)
-    assert isinstance(env, adapter.KernelOptTextEnv)
-    messages, meta = env.init([{"role": "user", "content": "ignored"}])
+async def agent_loop(executor, prompt: list[dict], extras: dict, replies: list[str], skyrl_gym_cfg, max_turns: int):
+    """One trajectory as SkyRL's generator runs it (``SkyRLGymGenerator.agent_loop_trajectory_wise``):
+    ``extras["max_turns"]`` set to the generator's, the env's ``env_config`` taken from the
+    ``skyrl_gym`` config by env id, ``init``/``step``/``close`` in the generator's env-worker
+    threads, the engine's reply (here the next scripted one) stepped until ``done``, then
+    ``get_metrics``. Returns the chat history, the step rewards and the env's metrics."""
+    loop = asyncio.get_running_loop()
+    extras["max_turns"] = max_turns
+    env = skyrl_gym.make(adapter.ENV_ID, env_config=skyrl_gym_cfg.get(adapter.ENV_ID, DictConfig({})), extras=extras)
+    chat_history, _ = await loop.run_in_executor(executor, env.init, copy.deepcopy(prompt))
+    rewards, done = [], False
+    while not done:
+        output = replies.pop(0)
+        step = await loop.run_in_executor(executor, env.step, output)
+        chat_history += [{"role": "assistant", "content": output}, *step["observations"]]
+        rewards.append(step["reward"])
+        done = step["done"]
+    metrics = env.get_metrics()
+    await loop.run_in_executor(executor, env.close)
+    return chat_history, rewards, metrics
+
+
+def test_trajectories_as_skyrls_generator_runs_them_get_the_envs_prompts_rewards_and_feedback(cpu_judge):
+    adapter.register()
+    # the generator's max_turns (3, through extras) wins over the env config's
+    skyrl_gym_cfg = OmegaConf.create({"max_env_workers": 4, adapter.ENV_ID: {"context": "none", "max_turns": 1}})
+    scripts = [[fenced(BROKEN + "# skyrl\n"), FIX], [fenced(SOLUTION + "# skyrl\n")], ["no code", "none", "nothing"]]
+    row = {"reward_spec": {"method": "rule", "ground_truth": TASK}}
+    before = cpu_judge.status()
+
+    async def generate():
+        with ThreadPoolExecutor(skyrl_gym_cfg.max_env_workers) as executor:
+            return await asyncio.gather(*(agent_loop(executor, [{"role": "user", "content": "ignored"}],
+                                                     copy.deepcopy(row), replies, skyrl_gym_cfg, max_turns=3)
+                                          for replies in scripts))
+
+    (fixed, fixed_rewards, fixed_metrics), (right, right_rewards, _), (prose, prose_rewards, prose_metrics) = \
+        asyncio.run(generate())
     ref = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none")
-    assert messages == json.loads(ref.reset(options={"task": TASK})[0]["messages"]) and meta == {"task": TASK}
+    assert fixed[:2] == right[:2] == json.loads(ref.reset(options={"task": TASK})[0]["messages"])
     ref.close()
-    out = env.step(fenced(BROKEN))
-    assert out["reward"] == -0.5 and not out["done"] and out["metadata"]["verdict"]["stage"] == "incorrect"
-    assert out["observations"][0]["role"] == "user" and "INCORRECT" in out["observations"][0]["content"]
-    out = env.step(FIX)
-    assert out["reward"] == pytest.approx(0.2) and out["done"] and out["observations"] == []
-    assert env.get_metrics() == {"turns": 2, "final_reward": pytest.approx(0.2), "best_reward": pytest.approx(0.2)}
-    env.close()
+    assert fixed_rewards == [-0.5, pytest.approx(0.2)] and right_rewards == [pytest.approx(0.2)]
+    assert [m["role"] for m in fixed] == ["system", "user", "assistant", "user", "assistant"]
+    assert "INCORRECT" in fixed[3]["content"] and "a - b" in fixed[3]["content"]  # feedback and current source
+    assert fixed_metrics == {"turns": 2, "final_reward": pytest.approx(0.2), "best_reward": pytest.approx(0.2)}
+    assert prose_rewards == [-1.0, -1.0, -1.0] and prose_metrics["turns"] == 3  # truncated at the trainer's 3
+    assert cpu_judge.status()["submitted"] - before["submitted"] == 3  # code replies only, through the shared judge
 
 
 def test_single_turn_ends_after_one_reply_and_a_row_without_a_task_is_refused():

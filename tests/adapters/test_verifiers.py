@@ -1,8 +1,10 @@
 """verifiers 0.4: its loader and ``vf-eval`` find the env by the id ``hawkeye-env``, the taskset
-prompts with the env's observation, a rollout's scoring (``Task.score``, what a rollout runs on its
-trace at close) gives the judge's reward, and the multi-turn env steps ``KernelOptEnv`` with every
-reply (driven by a scripted player that speaks verifiers' interaction interface:
-``interaction(task)``, ``turn(text)``, ``segment``)."""
+prompts with the env's observation, a rollout's scoring (``Task.score``) gives the judge's reward,
+and ``vf-eval`` itself (its CLI entry point, the README's command: a local base URL, ``--no-push``,
+no login) runs real single- and multi-turn rollouts against a scripted chat-completions server on
+loopback: verifiers' interception relays each call of the taskset's chat harness, the env steps
+``KernelOptEnv`` with every reply and sends the judge's feedback back, and the trace carries the
+judge's score."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from contextlib import asynccontextmanager
-from types import SimpleNamespace
 
 import pytest
 
@@ -26,6 +26,7 @@ from hawkeye_env.adapters.verifiers_env import (  # noqa: E402
     load_environment,
 )
 from hawkeye_env.env import KernelOptEnv  # noqa: E402
+from tests.adapters.chat_server import ScriptedChatServer  # noqa: E402
 from tests.adapters.conftest import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: E402
 
 
@@ -69,43 +70,71 @@ def test_vf_eval_resolves_the_readme_command(tmp_path, monkeypatch):
     from verifiers.v1.cli.eval.main import main
 
     monkeypatch.setattr("sys.argv", ["vf-eval"])
-    main([TASKSET_ID, "--env.taskset.tasks", json.dumps([TASK, "softmax_fp32"]), "--env.taskset.context", "docs",
-          "--env.taskset.max-turns", "4", "--model", "my-model", "--client.base-url", "http://localhost:8000/v1",
-          "--dry-run", "--output-dir", str(tmp_path)])
+    argv = readme_command("http://127.0.0.1:8000/v1", [TASK, "softmax_fp32"], max_turns=4, context="docs")
+    main([*argv, "--dry-run", "--output-dir", str(tmp_path)])
     [resolved] = tmp_path.glob("*/configs/resolved/eval.json")
     config = json.loads(resolved.read_text())
     taskset = config["env"]["taskset"]
     assert taskset["id"] == TASKSET_ID and taskset["tasks"] == [TASK, "softmax_fp32"]
     assert taskset["context"] == "docs" and taskset["max_turns"] == 4
-    assert config["model"] == "my-model" and config["client"]["base_url"] == "http://localhost:8000/v1"
+    assert config["model"] == "scripted" and config["client"]["base_url"] == "http://127.0.0.1:8000/v1"
+    assert config["push"] is False  # nothing is uploaded: no Prime login needed
+    # the player runs locally, on the harness the taskset bundles (a chat call in this process)
+    from verifiers.v1.configs.env import default_agent_harness
+
+    player = config["env"]["player"]
+    assert player["runtime"]["type"] == "subprocess" and player["harness"] is None
+    assert type(default_agent_harness(TASKSET_ID)).__name__ == "KernelChatHarnessConfig"
 
 
-class _ScriptedPlayer:
-    """verifiers' agent seat: each ``turn(text)`` records the user text and answers the next reply."""
+@pytest.fixture
+def vf_eval(tmp_path, monkeypatch):
+    """``vf-eval``'s own entry point, in this process; returns ``run(argv) -> [trace dict]`` (the
+    run's ``traces.jsonl``). The CLI routes SIGINT/SIGTERM to its own handler: put ours back after."""
+    import signal
 
-    def __init__(self, task, replies):
-        self.replies, self.seen = list(replies), []
-        self.trace = _trace(task)
+    from verifiers.v1.cli.eval.main import main
 
-    @asynccontextmanager
-    async def interaction(self, task):
-        yield self
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr("sys.argv", ["vf-eval"])
 
-    async def turn(self, text):
-        self.seen.append(text)
-        reply = self.replies.pop(0) if self.replies else ""
-        return SimpleNamespace(terminated=not reply, last_reply=reply)
+    def run(argv: list[str]) -> list[dict]:
+        out = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        main([*argv, "--output-dir", str(out), "--no-rich"])
+        [traces] = out.glob("*/traces.jsonl")
+        return [trace for line in traces.read_text().splitlines() for trace in json.loads(line)["traces"]]
+
+    yield run
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
-def test_multi_turn_steps_the_env_and_records_per_turn_rewards():
-    env = load_environment(tasks=[TASK], context="none", max_turns=3)
-    task = next(iter(env.taskset))
-    player = _ScriptedPlayer(task, [fenced(BROKEN), FIX])
-    asyncio.run(env.run(task, SimpleNamespace(player=player)))
-    trace = player.trace
-    assert trace.info["hawkeye_rewards"] == [-0.5, pytest.approx(0.2)]
-    assert trace.metrics["turn_0_reward"] == -0.5 and trace.metrics["turn_1_reward"] == pytest.approx(0.2)
-    assert len(player.seen) == 2 and "# Task vector_add_fp32" in player.seen[0]
-    assert "INCORRECT" in player.seen[1] and "a - b" in player.seen[1]  # feedback and current source
-    asyncio.run(task.score(trace))
-    assert trace.rewards["kernel_reward"].value == pytest.approx(0.2)
+def readme_command(url: str, tasks: list[str], max_turns: int, context: str = "none") -> list[str]:
+    """The README's ``vf-eval`` command: a local endpoint, no upload (``--no-push``), no login."""
+    return [TASKSET_ID, "--env.taskset.tasks", json.dumps(tasks), "--env.taskset.context", context,
+            "--env.taskset.max-turns", str(max_turns), "--model", "scripted", "--client.base-url", url, "--no-push"]
+
+
+def test_vf_eval_single_turn_rollout_reaches_the_judges_score(vf_eval):
+    with ScriptedChatServer([fenced(SOLUTION)]) as server:
+        [trace] = vf_eval(readme_command(server.url, [TASK], max_turns=1))
+    assert trace["ok"] and trace["errors"] == [] and trace["rewards"]["kernel_reward"]["score"] == pytest.approx(0.2)
+    assert trace["info"]["hawkeye_verdict"]["stage"] == "correct" and trace["metrics"] == {"turn_0_reward": 0.2}
+    [body] = server.bodies  # one request: the env's first observation, as the env shows it
+    ref = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none")
+    assert body["messages"] == json.loads(ref.reset(options={"task": TASK})[0]["messages"])
+    assert body["model"] == "scripted"
+    ref.close()
+
+
+def test_vf_eval_multi_turn_rollout_sends_feedback_and_scores_the_last_reply(vf_eval):
+    with ScriptedChatServer([fenced(BROKEN), FIX]) as server:
+        [trace] = vf_eval(readme_command(server.url, [TASK], max_turns=3))
+    assert trace["ok"] and trace["errors"] == [] and trace["info"]["hawkeye_rewards"] == [-0.5, pytest.approx(0.2)]
+    assert trace["metrics"] == {"turn_0_reward": -0.5, "turn_1_reward": pytest.approx(0.2)}
+    assert trace["rewards"]["kernel_reward"]["score"] == pytest.approx(0.2)  # the episode ended on a correct kernel
+    first, second = server.bodies
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
+    assert second["messages"][:3] == [*first["messages"], {"role": "assistant", "content": fenced(BROKEN)}]
+    feedback = second["messages"][3]["content"]
+    assert "INCORRECT" in feedback and "a - b" in feedback  # the judge's feedback and the current source

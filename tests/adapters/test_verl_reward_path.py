@@ -53,10 +53,12 @@ def verl_config(tokenizer_dir: str, path: str, name: str):
     return OmegaConf.merge(config, OmegaConf.from_dotlist(overrides))
 
 
-def rollout_batch(tokenizer, replies: list[str]) -> DataProto:
+def rollout_batch(tokenizer, replies: list[str], ground_truths: list[str] | None = None) -> DataProto:
     """A rollout's output as veRL's reward sees it: ``prompts`` [B, P], right-padded ``responses``
-    [B, R], ``attention_mask`` [B, P + R], and the dataset row's fields from ``verl_rows``."""
+    [B, R], ``attention_mask`` [B, P + R], and the dataset row's fields from ``verl_rows`` (each
+    row's ground truth replaced by ``ground_truths[i]`` when given)."""
     [row] = adapter.verl_rows([TASK], context="none")
+    truths = ground_truths or [TASK] * len(replies)
     prompt = torch.tensor(tokenizer(TASK)["input_ids"])
     encoded = [torch.tensor(tokenizer(reply)["input_ids"]) for reply in replies]
     width = max(len(ids) for ids in encoded)
@@ -67,8 +69,10 @@ def rollout_batch(tokenizer, replies: list[str]) -> DataProto:
         response_mask[i, : len(ids)] = 1
     prompts = prompt.expand(len(replies), -1)
     attention_mask = torch.cat([torch.ones_like(prompts), response_mask], dim=1)
-    fields = {key: np.array([row[key] if key != "extra_info" else dict(row[key]) for _ in replies], dtype=object)
+    fields = {key: np.array([row[key] if key == "data_source" else dict(row[key]) for _ in replies], dtype=object)
               for key in ("data_source", "reward_model", "extra_info")}
+    for reward_model, truth in zip(fields["reward_model"], truths):
+        reward_model["ground_truth"] = truth
     return DataProto.from_dict(tensors={"prompts": prompts, "responses": responses, "attention_mask": attention_mask},
                                non_tensors=fields)
 
@@ -101,11 +105,14 @@ def test_reward_loop_worker_loads_compute_score_and_scores_a_batch(tokenizer_dir
     assert reward_at_last_token(rm_scores, data) == [reward for reward, _ in EXPECTED]
 
 
-def test_batch_reward_manager_calls_compute_score_batch(tokenizer_dir):
+def test_batch_reward_manager_calls_compute_score_batch_and_keeps_the_scores_beside_a_bad_row(tokenizer_dir):
     config = verl_config(tokenizer_dir, adapter.__file__, "compute_score_batch")
     tokenizer = hf_tokenizer(tokenizer_dir)
     manager = get_reward_manager_cls("batch")(tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config))
-    data = rollout_batch(tokenizer, REPLIES)
+    data = rollout_batch(tokenizer, [*REPLIES, REPLIES[0]], ground_truths=[TASK] * 3 + ["no_such_task"])
     out = manager(data, return_dict=True)
-    assert reward_at_last_token(out["reward_tensor"], data) == [reward for reward, _ in EXPECTED]
-    assert out["reward_extra_info"]["stage"] == [stage for _, stage in EXPECTED]
+    lengths = data.batch["attention_mask"][:, data.batch["prompts"].shape[1]:].sum(dim=1)
+    rewards = [float(out["reward_tensor"][i, n - 1]) for i, n in enumerate(lengths)]
+    assert rewards == [reward for reward, _ in EXPECTED] + [adapter.BAD_ROW_SCORE]
+    assert out["reward_extra_info"]["stage"] == [stage for _, stage in EXPECTED] + ["bad_row"]
+    assert "unknown task 'no_such_task'" in out["reward_extra_info"]["error"][3]
