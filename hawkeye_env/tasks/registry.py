@@ -1,7 +1,11 @@
 """The task registry: every shipped task, looked up by id.
 
-Tasks are modules holding ``Model``, ``get_inputs``, ``get_init_inputs`` and ``SPEC``. Adding a
-task means adding its module path to ``TASK_MODULES``; nothing else registers itself at import.
+Tasks are modules holding ``Model``, ``get_inputs``, ``get_init_inputs`` and ``SPEC``. A curated
+task is one folder, ``hawkeye_env/tasks/<id>/``: ``task.py`` (that module), ``solution.py`` (the
+expert ``ModelNew``) and ``__init__.py``, whose ``ORDER`` is the task's place in the list
+(``hawkeye tasks list``, the environment's tasks). Adding a task means adding its folder: the
+registry finds every ``<id>/task.py`` of this package (``shared/`` holds helpers several tasks
+use, and no task); nothing registers itself at import.
 
 User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``) hold
 one task module per top-level ``.py`` file and a ``TASK_FOLDER_MARKER`` file. They are registered
@@ -25,36 +29,9 @@ from types import ModuleType
 
 from hawkeye_env.tasks.spec import TaskSpec
 
-TASK_MODULES: tuple[str, ...] = (
-    "hawkeye_env.tasks.conformance.vector_add_fp32",
-    "hawkeye_env.tasks.conformance.softmax_fp32",
-    "hawkeye_env.tasks.conformance.rmsnorm_bf16",
-    "hawkeye_env.tasks.conformance.gemm_bf16",
-    "hawkeye_env.tasks.suite.gemm_bias_gelu_bf16",
-    "hawkeye_env.tasks.suite.gemm_skinny_bf16",
-    "hawkeye_env.tasks.suite.fp8_gemm_per_tensor",
-    "hawkeye_env.tasks.suite.mxfp4_gemm_bf16",
-    "hawkeye_env.tasks.suite.gemm_8192_bf16",
-    "hawkeye_env.tasks.suite.gemm_narrow_bf16",
-    "hawkeye_env.tasks.suite.linear_decode_bf16",
-    "hawkeye_env.tasks.suite.linear_prefill_bf16",
-    "hawkeye_env.tasks.suite.linear_large_bf16",
-    "hawkeye_env.tasks.suite.fp8_gemm_per_row",
-    "hawkeye_env.tasks.suite.fp8_gemm_block",
-    "hawkeye_env.tasks.suite.nvfp4_gemm_bf16",
-    "hawkeye_env.tasks.suite.layernorm_bf16",
-    "hawkeye_env.tasks.suite.swiglu_bf16",
-    "hawkeye_env.tasks.suite.cross_entropy_fp32",
-    "hawkeye_env.tasks.suite.simple_gla_fwd_bf16",
-    "hawkeye_env.tasks.suite.simple_gla_long_bf16",
-    "hawkeye_env.tasks.suite.gla_fwd_bf16",
-    "hawkeye_env.tasks.suite.delta_net_fwd_bf16",
-    "hawkeye_env.tasks.suite.gated_delta_net_fwd_bf16",
-    "hawkeye_env.tasks.suite.attention_causal_bf16",
-    "hawkeye_env.tasks.suite.attention_bf16",
-    "hawkeye_env.tasks.suite.attention_gqa_bf16",
-    "hawkeye_env.tasks.suite.attention_decode_bf16",
-)
+TASKS_PACKAGE = "hawkeye_env.tasks"
+TASKS_DIR = Path(__file__).parent
+TASK_FILE = "task.py"
 
 
 TASK_DIRS_ENV = "HAWKEYE_TASK_DIRS"
@@ -73,10 +50,24 @@ def _folder_modules(folder: str) -> list[str]:
     return [p.stem for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
 
 
+def _order(name: str) -> int:
+    order = getattr(importlib.import_module(f"{TASKS_PACKAGE}.{name}"), "ORDER", None)
+    if not isinstance(order, int):
+        raise RuntimeError(f"hawkeye_env/tasks/{name}/__init__.py sets no ORDER (the task's place in the list)")
+    return order
+
+
+def _curated_modules() -> list[str]:
+    """Module paths of the curated tasks (``<id>/task.py`` of this package), by ``ORDER``."""
+    names = [p.parent.name for p in TASKS_DIR.glob(f"*/{TASK_FILE}")]
+    order = {name: _order(name) for name in names}
+    return [f"{TASKS_PACKAGE}.{name}.task" for name in sorted(names, key=lambda n: (order[n], n))]
+
+
 @cache
 def _specs() -> dict[str, TaskSpec]:
     specs: dict[str, TaskSpec] = {}
-    paths = list(TASK_MODULES) + [m for d in user_task_dirs() for m in _folder_modules(d)]
+    paths = _curated_modules() + [m for d in user_task_dirs() for m in _folder_modules(d)]
     for path in paths:
         spec = importlib.import_module(path).SPEC
         if spec.id in specs:

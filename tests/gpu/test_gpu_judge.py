@@ -14,7 +14,8 @@ import torch
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage
-from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from hawkeye_env.tasks.registry import get_task, solution_source
+from tests.tasks import CONFORMANCE_TASKS
 
 pytestmark = [
     pytest.mark.gpu,
@@ -36,7 +37,7 @@ def _evaluator(store, **kw) -> Evaluator:
 
 # The conformance tasks here; every suite task's expert solution is judged on the GPU by
 # ``python -m bench.tasks --device cuda`` (same evaluator, recorded in BENCHMARKS.md).
-@pytest.mark.parametrize("task", [s.id for s in list_tasks() if s.module.startswith("hawkeye_env.tasks.conformance.")])
+@pytest.mark.parametrize("task", CONFORMANCE_TASKS)
 def test_expert_solution_is_correct_and_timed(store, task):
     v = _evaluator(store).evaluate(task, solution_source(get_task(task)), "cuda")
     assert v.stage == Stage.CORRECT, v.feedback

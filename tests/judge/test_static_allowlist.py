@@ -30,7 +30,7 @@ def _unit_modules_candidates_use() -> list[Path]:
     """Each unit's kernel.py and every units module an expert solution imports (what
     ``policies/inline.py`` splices into a candidate)."""
     paths = set(REPO.glob("units/*/kernel.py"))
-    for solution in (REPO / "hawkeye_env" / "tasks" / "solutions").glob("*.py"):
+    for solution in (REPO / "hawkeye_env" / "tasks").glob("*/solution.py"):
         for node in ast.parse(solution.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("units."):
                 paths.add(REPO.joinpath(*node.module.split(".")).with_suffix(".py"))
@@ -38,8 +38,7 @@ def _unit_modules_candidates_use() -> list[Path]:
 
 
 def _honest_corpus() -> list[Path]:
-    solutions = sorted(p for p in (REPO / "hawkeye_env" / "tasks" / "solutions").glob("*.py")
-                       if p.name != "__init__.py")
+    solutions = sorted((REPO / "hawkeye_env" / "tasks").glob("*/solution.py"))
     return [*solutions, *_unit_modules_candidates_use()]
 
 

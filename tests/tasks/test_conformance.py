@@ -17,12 +17,13 @@ import inspect
 import pytest
 import torch
 
-TASK_IDS = ("vector_add_fp32", "softmax_fp32", "rmsnorm_bf16", "gemm_bf16")
+from tests.tasks import CONFORMANCE_TASKS as TASK_IDS
+
 SEEDS = (0, 1, 2)
 
 
 def _task(task_id: str):
-    return importlib.import_module(f"hawkeye_env.tasks.conformance.{task_id}")
+    return importlib.import_module(f"hawkeye_env.tasks.{task_id}.task")
 
 
 def _cases():
@@ -50,7 +51,7 @@ def test_spec_paths_import(task_id):
     spec = task.SPEC
     assert spec.id == task_id
     assert spec.module == task.__name__
-    assert spec.solution == f"hawkeye_env.tasks.solutions.{task_id}"
+    assert spec.solution == f"hawkeye_env.tasks.{task_id}.solution"
     assert importlib.import_module(spec.module).Model is task.Model
     assert hasattr(importlib.import_module(spec.solution), "ModelNew")
     assert task.__doc__ and importlib.import_module(spec.solution).__doc__

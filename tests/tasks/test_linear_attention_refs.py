@@ -10,9 +10,11 @@ import torch
 import torch.nn.functional as F
 
 from hawkeye_env.judge.shared.inputs import draw_like
-from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
+from hawkeye_env.tasks.gated_delta_net_fwd_bf16 import task as gated_delta_net_fwd_bf16
+from hawkeye_env.tasks.gla_fwd_bf16 import task as gla_fwd_bf16
+from hawkeye_env.tasks.shared.delta_rule_common import chunked_delta_rule, l2norm
+from hawkeye_env.tasks.simple_gla_fwd_bf16 import task as simple_gla_fwd_bf16
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
-from hawkeye_env.tasks.suite import gated_delta_net_fwd_bf16, gla_fwd_bf16, simple_gla_fwd_bf16
 
 SEEDS = (0, 1, 2)
 SHAPES = ((1, 2, 67, 8), (2, 1, 130, 16))  # (B, H, T, D): T = 1 or 2 chunks of 64 plus a partial one

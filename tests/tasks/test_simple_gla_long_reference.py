@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from hawkeye_env.judge.shared.inputs import draw_like
+from hawkeye_env.tasks.simple_gla_fwd_bf16 import task as short
+from hawkeye_env.tasks.simple_gla_long_bf16 import task as long_task
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
-from hawkeye_env.tasks.suite import simple_gla_fwd_bf16 as short
-from hawkeye_env.tasks.suite import simple_gla_long_bf16 as long_task
 
 SHAPES = (  # (B, H, T, D): the task's CPU shapes, exactly one chunk, one chunk plus one token
     (1, 2, 333, 16),

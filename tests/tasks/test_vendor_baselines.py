@@ -102,7 +102,7 @@ def test_cublas_bf16_times_only_a_bf16_gemm(spec, name):
 
 
 def test_fla_helpers_pass_heads_as_a_batch_without_copies():
-    from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
+    from hawkeye_env.tasks.shared.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
 
     x = torch.randn(2, 3, 5, 4)
     flat = heads_as_batch(x)

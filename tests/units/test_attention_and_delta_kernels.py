@@ -11,9 +11,9 @@ import torch.nn.functional as F
 from bench.kerneldev.sweeps.attention import BASE as SWEEP_BASE
 from bench.kerneldev.sweeps.attention import CONFIGS as SWEEP_CONFIGS
 from bench.kerneldev.sweeps.attention import DECODE_BASE, DECODE_CONFIGS
-from hawkeye_env.tasks.attention_common import explicit_attention
-from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
-from hawkeye_env.tasks.suite.gla_fwd_bf16 import gla_reference
+from hawkeye_env.tasks.gla_fwd_bf16.task import gla_reference
+from hawkeye_env.tasks.shared.attention_common import explicit_attention
+from hawkeye_env.tasks.shared.delta_rule_common import chunked_delta_rule, l2norm
 from units.chunked_scan.delta_rule import chunk_delta_rule
 from units.chunked_scan.gla import chunk_gla
 from units.online_softmax.attention import decode_splits, flash_attention, flash_decode, tma_layout_ok
@@ -21,7 +21,7 @@ from units.online_softmax.attention import decode_splits, flash_attention, flash
 SEEDS = (0, 1)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # bf16 tolerances: attention and GLA land near 2e-3 / 3.5e-3 rel L2 at these shapes; the delta
-# rule near 6e-3 (hawkeye_env.tasks.delta_rule_common.DELTA_RULE_BF16).
+# rule near 6e-3 (hawkeye_env.tasks.shared.delta_rule_common.DELTA_RULE_BF16).
 REL_L2 = {"attention": 5e-3, "gla": 6e-3, "delta": 1.2e-2}
 
 

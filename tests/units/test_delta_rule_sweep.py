@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from bench.kerneldev.sweeps import delta_rule as sweep
-from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, l2norm
 from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.tasks.shared.delta_rule_common import chunked_delta_rule, l2norm
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # Warps and stages do not change what the interpreter computes: one configuration per layout.

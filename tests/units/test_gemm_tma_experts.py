@@ -19,7 +19,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 @pytest.mark.parametrize("task", ["gemm_8192_bf16", "gemm_narrow_bf16"])
 @pytest.mark.parametrize("m,n,k,tma", [(136, 264, 72, True), (67, 130, 40, False)])
 def test_tma_expert_dispatch_and_result(task, m, n, k, tma, monkeypatch, poisoned):
-    expert = importlib.import_module(f"hawkeye_env.tasks.solutions.{task}")
+    expert = importlib.import_module(f"hawkeye_env.tasks.{task}.solution")
     assert expert.CONFIG in CANDIDATES
     calls = []
     for name in ("ws_matmul", "grouped_matmul"):

@@ -282,14 +282,14 @@ def test_small_m_experts_run_a_swept_configuration(task, m, n, k):
     import importlib
 
     sweep = _small_m_sweep()
-    cfg = dict(importlib.import_module(f"hawkeye_env.tasks.solutions.{task}").tile_config(m, n, k))
+    cfg = dict(importlib.import_module(f"hawkeye_env.tasks.{task}.solution").tile_config(m, n, k))
     assert cfg.pop("block_m") == sweep.block_m_for(m)
     assert cfg in [dict(c) for c in sweep.CONFIGS], f"{task}: {cfg} was not swept"
 
 
 def test_linear_decode_expert_runs_its_swapped_tiles(monkeypatch):
     """The decode expert forwards every keyword of its ``tile_config`` (``swap_ab``, ``split_k``)."""
-    from hawkeye_env.tasks.solutions import linear_decode_bf16 as expert
+    from hawkeye_env.tasks.linear_decode_bf16 import solution as expert
     from units.persistent_splitk import kernel
 
     seen = []

@@ -29,7 +29,7 @@ import triton.language as tl
 
 from units.grouped_tile_order.kernel import grouped_tile
 
-# The gemm_bf16 expert's Hopper configuration (hawkeye_env/tasks/solutions/gemm_bf16.py).
+# The gemm_bf16 expert's Hopper configuration (hawkeye_env/tasks/gemm_bf16/solution.py).
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 256, 64, 8
 NUM_STAGES, NUM_WARPS = 3, 8
 TWO_SQRT_2_OVER_PI = tl.constexpr(1.5957691216057308)  # 2 * sqrt(2 / pi)

@@ -36,7 +36,7 @@ import torch
 
 from bench.kerneldev.sweeps.harness import print_row, relative_error, sweep_main
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
-from hawkeye_env.tasks.attention_common import sdpa
+from hawkeye_env.tasks.shared.attention_common import sdpa
 from units.online_softmax import attention
 
 ITERS, RETRIES = 30, 1

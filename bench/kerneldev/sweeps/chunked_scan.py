@@ -79,7 +79,7 @@ def fixed_runners(expert: str, device: str) -> tuple[dict, str]:
     """``({name: fn(q, k, v, g)}, reference name)``: FLA when installed, the expert's scan, the walk."""
     runners, reference = {}, "walk"
     try:
-        from hawkeye_env.tasks.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
+        from hawkeye_env.tasks.shared.fla_baselines import fla_kernel, from_heads_as_batch, heads_as_batch
 
         fla_scan = fla_kernel("simple_gla", "chunk_simple_gla", torch.device(device))
 

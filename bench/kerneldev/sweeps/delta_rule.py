@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from bench.kerneldev.sweeps.harness import check_then_time, median_ms_and_cv, print_row, sweep_main
-from hawkeye_env.tasks.delta_rule_common import chunked_delta_rule, fla_delta_rule, l2norm
+from hawkeye_env.tasks.shared.delta_rule_common import chunked_delta_rule, fla_delta_rule, l2norm
 from units.chunked_scan import delta_rule, delta_rule_wy
 
 # (label, B, H, T, D, gated): the delta_net_fwd_bf16 and gated_delta_net_fwd_bf16 shape.

@@ -145,7 +145,7 @@ def runner(cfg: dict, weight_nk: bool):
 def expert(task: str, weight_nk: bool, w: torch.Tensor):
     """The task's ``ModelNew`` as ``fn(a, w)``; a linear task's model holds ``w`` itself (the timed
     input, refilled in place) as its weight, so it must be called with that ``w``."""
-    model_new = importlib.import_module(f"hawkeye_env.tasks.solutions.{task}").ModelNew
+    model_new = importlib.import_module(f"hawkeye_env.tasks.{task}.solution").ModelNew
     if not weight_nk:
         return model_new()
     model = model_new(w.shape[1], w.shape[0])

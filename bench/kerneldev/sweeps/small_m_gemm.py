@@ -82,11 +82,11 @@ def call(cfg: dict, a: torch.Tensor, w: torch.Tensor, weight_nk: bool) -> torch.
 def _expert(m: int, n: int, k: int, weight_nk: bool):
     """The task expert's call: linear_decode's ``tile_config`` keywords, gemm_skinny's ``ModelNew``."""
     if weight_nk:
-        from hawkeye_env.tasks.solutions.linear_decode_bf16 import tile_config
+        from hawkeye_env.tasks.linear_decode_bf16.solution import tile_config
 
         cfg = tile_config(m, n, k)
         return lambda a, w: kernel.matmul(a, w.t(), **cfg)
-    from hawkeye_env.tasks.solutions.gemm_skinny_bf16 import ModelNew
+    from hawkeye_env.tasks.gemm_skinny_bf16.solution import ModelNew
 
     return ModelNew()
 

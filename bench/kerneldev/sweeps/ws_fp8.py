@@ -68,7 +68,7 @@ def _triton(per_row: bool):
 
 
 def sweep_shape(label: str, m: int, n: int, k: int, rounds: int, deadline: float) -> None:
-    task = importlib.import_module(f"hawkeye_env.tasks.suite.{label}")
+    task = importlib.import_module(f"hawkeye_env.tasks.{label}.task")
     model = task.Model()
     a, w, sa, sw = (x.cuda() for x in task.get_inputs(m, n, k))
     per_row = label.endswith("per_row")
@@ -77,7 +77,7 @@ def sweep_shape(label: str, m: int, n: int, k: int, rounds: int, deadline: float
     del product
     fixed = {"scaled_mm": lambda a, w, sa, sw: task.scaled_mm(model, a, w, sa, sw),
              "triton": _triton(per_row),
-             "expert": importlib.import_module(f"hawkeye_env.tasks.solutions.{label}").ModelNew()}
+             "expert": importlib.import_module(f"hawkeye_env.tasks.{label}.solution").ModelNew()}
     flops = 2.0 * m * n * k
     check_then_time(label, [a, w, sa, sw], expected, fixed, CONFIGS, _call(per_row), rounds=rounds,
                     deadline=deadline, max_err=MAX_ERR, rate=lambda ms: {"tflops": flops / ms / 1e9},

@@ -1,0 +1,1 @@
+ORDER = 26  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 25  # its place in the curated task list

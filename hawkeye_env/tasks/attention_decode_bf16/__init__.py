@@ -1,0 +1,1 @@
+ORDER = 28  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 27  # its place in the curated task list

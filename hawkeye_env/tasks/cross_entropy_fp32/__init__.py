@@ -1,0 +1,1 @@
+ORDER = 19  # its place in the curated task list

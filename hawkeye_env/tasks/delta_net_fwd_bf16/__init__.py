@@ -1,0 +1,1 @@
+ORDER = 23  # its place in the curated task list

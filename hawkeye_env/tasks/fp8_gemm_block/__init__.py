@@ -1,0 +1,1 @@
+ORDER = 15  # its place in the curated task list

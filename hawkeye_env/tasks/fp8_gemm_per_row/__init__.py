@@ -1,0 +1,1 @@
+ORDER = 14  # its place in the curated task list

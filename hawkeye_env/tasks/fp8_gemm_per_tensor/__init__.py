@@ -1,0 +1,1 @@
+ORDER = 7  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 24  # its place in the curated task list

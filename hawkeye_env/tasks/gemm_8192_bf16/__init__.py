@@ -1,0 +1,1 @@
+ORDER = 9  # its place in the curated task list

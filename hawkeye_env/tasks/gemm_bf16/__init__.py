@@ -1,0 +1,1 @@
+ORDER = 4  # its place in the curated task list

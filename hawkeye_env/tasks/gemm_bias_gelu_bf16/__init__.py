@@ -1,0 +1,1 @@
+ORDER = 5  # its place in the curated task list

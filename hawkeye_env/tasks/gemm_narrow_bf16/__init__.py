@@ -1,0 +1,1 @@
+ORDER = 10  # its place in the curated task list

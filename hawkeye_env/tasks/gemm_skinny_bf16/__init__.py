@@ -1,0 +1,1 @@
+ORDER = 6  # its place in the curated task list

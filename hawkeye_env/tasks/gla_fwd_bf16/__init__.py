@@ -1,0 +1,1 @@
+ORDER = 22  # its place in the curated task list

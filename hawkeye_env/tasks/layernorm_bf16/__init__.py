@@ -1,0 +1,1 @@
+ORDER = 17  # its place in the curated task list

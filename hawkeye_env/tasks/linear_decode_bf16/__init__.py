@@ -1,0 +1,1 @@
+ORDER = 11  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 13  # its place in the curated task list

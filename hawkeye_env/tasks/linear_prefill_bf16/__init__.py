@@ -1,0 +1,1 @@
+ORDER = 12  # its place in the curated task list

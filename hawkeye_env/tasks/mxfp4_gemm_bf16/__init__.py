@@ -1,0 +1,1 @@
+ORDER = 8  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 16  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 3  # its place in the curated task list

@@ -1,0 +1,1 @@
+"""Helpers several curated tasks share: reference maths (attention, the delta rule) and vendor baselines."""

@@ -1,0 +1,1 @@
+ORDER = 20  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 21  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 2  # its place in the curated task list

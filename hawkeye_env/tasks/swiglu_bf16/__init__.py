@@ -1,0 +1,1 @@
+ORDER = 18  # its place in the curated task list

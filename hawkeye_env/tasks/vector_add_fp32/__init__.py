@@ -1,0 +1,1 @@
+ORDER = 1  # its place in the curated task list
