@@ -30,18 +30,23 @@ from rich.table import Table
 
 from evals.kernelbench_eval import kernelbench_app
 from hawkeye_env.cli_baselines import baselines_command
+from hawkeye_env.cli_tasks import list_tasks_command, selected_ids, tasks_generate
+from hawkeye_env.cli_throughput import throughput_command
 from hawkeye_env.cli_units import units_app
+from hawkeye_env.server.limits import DEFAULT_MAX_PER_CLIENT, DEFAULT_SESSION_TIMEOUT_S
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from training.cli import train_app
 
 app = typer.Typer(help="hawkeye-env: a trustworthy judge and RL environment for GPU kernels.",
                   no_args_is_help=True, add_completion=False)
 tasks_app = typer.Typer(help="Browse the task suite.", no_args_is_help=True)
+tasks_app.command("generate")(tasks_generate)
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(units_app, name="units")
 app.add_typer(train_app, name="train")
 app.add_typer(kernelbench_app, name="kernelbench")
 app.command("baselines")(baselines_command)
+app.command("throughput")(throughput_command)
 console = Console()
 # `hawkeye eval`'s samples per task. On the CPU interpreter a verdict checks correctness only (reward
 # 0.2 for every correct kernel) and costs about 7 CPU seconds (3.4 of them the sandboxed worker's
@@ -117,22 +122,13 @@ def check(
 
 
 @tasks_app.command("list")
-def tasks_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List every registered task."""
-    specs = list_tasks()
-    if as_json:
-        typer.echo(json.dumps([s.summary() for s in specs], sort_keys=True))
-        return
-    table = Table(title="hawkeye tasks")
-    for col in ("id", "family", "dtypes", "GPU shape", "GFLOP", "MB moved", "units"):
-        table.add_column(col)
-    for s in specs:
-        shape = s.gpu_shapes[0]
-        table.add_row(
-            s.id, s.family, ",".join(s.dtypes), " ".join(f"{k}={v}" for k, v in shape.items()),
-            f"{s.flops(**shape) / 1e9:.2f}", f"{s.bytes_moved(**shape) / 1e6:.1f}", ", ".join(s.tags),
-        )
-    console.print(table)
+def tasks_list(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    split: str | None = typer.Option(None, help="train, validation or test: that split only, read from the "
+                                     "indexes without importing generated tasks (hawkeye_env/tasks/selection.py)."),
+) -> None:
+    """List every registered task, or one split's."""
+    list_tasks_command(split, as_json, console)
 
 
 @tasks_app.command("show")
@@ -145,13 +141,20 @@ def tasks_show(
         spec = get_task(task)
     except KeyError as exc:
         _fail(str(exc.args[0]))
+    from hawkeye_env.judge.parent.decide.speed_of_light import JUDGED_GPUS, speed_of_light
+
     summary = spec.summary()
+    lights = {gpu: speed_of_light(spec, dict(spec.gpu_shapes[0]), gpu) for gpu in JUDGED_GPUS}
+    summary["speed_of_light"] = {gpu: {"ms": x.ms, "bound": x.bound, "precision": x.precision, "tflops": x.tflops,
+                                       "tbps": x.tbps} for gpu, x in lights.items()}
     if as_json:
         typer.echo(json.dumps(summary, sort_keys=True))
         return
     console.print(f"[bold]{spec.id}[/bold] ({spec.family})\n{spec.description}\n")
     for key in ("dtypes", "cpu_shapes", "gpu_shapes", "gpu_flops", "gpu_bytes", "tags", "distributions"):
         console.print(f"[cyan]{key}[/cyan]: {summary[key]}")
+    for gpu, light in lights.items():  # at the timed (first) GPU shape, datasheet peaks and clocks
+        console.print(f"[cyan]speed of light {gpu}[/cyan]: {light.describe()}", highlight=False)
     if spec.no_cpu_reason:
         from rich.markup import escape
 
@@ -207,9 +210,7 @@ def _check_eval_options(task_ids: list[str], device: str, backend: str, policy: 
     from policies import POLICIES
     from units.index import CONTEXT_MODES
 
-    try:
-        for task in task_ids:
-            get_task(task)
+    try:  # task_ids: checked by selected_ids
         device = resolve_device(device) if backend == "local" else device  # ray: the cluster's devices
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
@@ -341,13 +342,14 @@ def eval_(
     budget_s: float | None = typer.Option(None, "--budget-s", min=0, help="--split-tasks: start no task after "
                                           "this many seconds (the rest wait for a re-run)."),
     protocol: str = typer.Option("hawkeye", help=PROTOCOL_HELP),
+    split: str | None = typer.Option(None, help="Add a split's tasks (train, validation, test) to --tasks."),
 ) -> None:
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
 
     from hawkeye_env.judge.parent.evaluator import EvalConfig
 
-    task_ids = [t for item in tasks or [] for t in item.split(",") if t]
+    task_ids = selected_ids(tasks, split)
     device = _check_eval_options(task_ids, device, backend, policy, context, wandb, split_tasks, budget_s, protocol)
     n = n or (CPU_SAMPLES if device == "cpu" else GPU_SAMPLES)
     sampler = _make_sampler(policy, seed, model, base_url, temperature, max_tokens, token_param, tool_calls)
@@ -374,9 +376,11 @@ def serve(
     target_speedup: float | None = typer.Option(1.0, help="Speedup that ends an episode (0: the first correct "
                                                 "kernel ends it)."),
     max_sessions: int = typer.Option(64, min=1, help="Concurrent WebSocket sessions."),
-    session_timeout: float | None = typer.Option(None, help="Close sessions idle this many seconds."),
-    workers: int | None = typer.Option(None, min=1, help="Candidates judged at once per batch (default: 2 on CPU, "
-                                       "4 per GPU)."),
+    session_timeout: float = typer.Option(DEFAULT_SESSION_TIMEOUT_S, min=0, help="Close WebSocket sessions idle "
+                                          "this many seconds with no step pending (0: never)."),
+    max_per_client: int = typer.Option(DEFAULT_MAX_PER_CLIENT, min=1, help="Candidates one client (a WebSocket "
+                                       "session, an HTTP peer address) may have waiting or being judged."),
+    workers: int | None = typer.Option(None, min=1, help="Candidates judged at once (default: 2 on CPU, 4 per GPU)."),
     gpus: int | None = typer.Option(None, min=1, help="How many visible GPUs to judge on (default all)."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
@@ -384,10 +388,8 @@ def serve(
     """Serve hawkeye/KernelOpt-v3 over the OpenEnv protocol: many sessions, one shared judge."""
     from hawkeye_env.server import INSTALL_HINT
 
-    task_ids = [t for item in tasks or [] for t in item.split(",") if t]
+    task_ids = selected_ids(tasks, None)
     try:
-        for task in task_ids:
-            get_task(task)
         from hawkeye_env.judge.parent.evaluator import resolve_device
 
         device = resolve_device(device)
@@ -406,5 +408,5 @@ def serve(
 
     evaluator = Evaluator(ResultStore(store), EvalConfig(timeout_s=timeout))
     serve_app(evaluator, host=host, port=port, device=device, workers=workers, gpus=gpus, max_sessions=max_sessions,
-              session_timeout_s=session_timeout, tasks=task_ids or None, context=context, max_turns=max_turns,
-              target_speedup=target_speedup or None)
+              session_timeout_s=session_timeout or None, max_per_client=max_per_client, tasks=task_ids or None,
+              context=context, max_turns=max_turns, target_speedup=target_speedup or None)
