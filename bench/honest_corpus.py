@@ -28,7 +28,7 @@ from evals.provenance import git_commit
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage
-from hawkeye_env.tasks.kernelbench import import_kernelbench, task_id_for
+from hawkeye_env.kernelbench.importer import import_kernelbench, task_id_for
 
 REPO = Path(__file__).resolve().parents[1]
 KERNELBENCH_PREFIX = "kb_"

@@ -47,7 +47,7 @@ kernelbench_app = typer.Typer(help="KernelBench: fast_p of a solutions folder be
 def level_problems(tasks_dir: Path, level: int) -> list[dict]:
     """The level's problems from the import report in ``tasks_dir``: ``problem`` (file name),
     ``number``, ``task`` (id, or None when refused) and ``refused`` (the reason, or "")."""
-    from hawkeye_env.tasks.kernelbench import REPORT_FILE
+    from hawkeye_env.kernelbench.importer import REPORT_FILE
 
     path = tasks_dir / REPORT_FILE
     if not path.is_file():
@@ -151,7 +151,7 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """Judge sample 0 of each problem and print KernelBench's fast_p table beside ours."""
-    from hawkeye_env.tasks.kernelbench import default_out
+    from hawkeye_env.kernelbench.importer import default_out
 
     if not solutions.is_dir():
         raise typer.BadParameter(f"no solutions folder {solutions}")

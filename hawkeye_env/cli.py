@@ -176,7 +176,7 @@ def tasks_import_kernelbench(
     as_json: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
 ) -> None:
     """Convert KernelBench problem files into tasks; use them with HAWKEYE_TASK_DIRS=OUT."""
-    from hawkeye_env.tasks.kernelbench import import_kernelbench, render_report
+    from hawkeye_env.kernelbench.importer import import_kernelbench, render_report
 
     if not path.exists():
         _fail(f"no such file or folder: {path}")

@@ -1,6 +1,6 @@
 """Dependencies point one way: every import of every
 package module, module-level and inside functions, read with ``ast`` (nothing is
-imported), checked for cycles and for the layer order units < tasks < judge, reward < env, evals,
+imported), checked for cycles and for the layer order units < tasks (and kernelbench) < judge, reward < env, evals,
 training, policies < bench (the developer benchmarks, not installed: no installed module imports them). Private names taken from another module are checked by
 ``tests/test_no_private_imports.py``.
 
@@ -32,6 +32,8 @@ TOP_LEVEL_REPO_NAMES = set(PACKAGES) | {"tests"}
 FORBIDDEN = {
     "units": ("hawkeye_env", "reward", "policies", "training", "evals"),
     "hawkeye_env.tasks": ("hawkeye_env.judge", "hawkeye_env.env", "policies", "training", "evals"),
+    # the KernelBench importer writes task folders: the tasks' layer
+    "hawkeye_env.kernelbench": ("hawkeye_env.judge", "hawkeye_env.env", "policies", "training", "evals"),
     "hawkeye_env.judge": (
         "hawkeye_env.env",
         "hawkeye_env.vector",

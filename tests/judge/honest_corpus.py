@@ -33,7 +33,7 @@ from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name  # n
 from hawkeye_env.judge.parent.decide.references import as_list, build, native_reference, reference64  # noqa: E402
 from hawkeye_env.judge.sandboxed.candidate.dispatch_mode import JudgeDispatchMode  # noqa: E402
 from hawkeye_env.judge.sandboxed.candidate.guards import INTERPRETER_LAUNCH_OPS  # noqa: E402
-from hawkeye_env.tasks.kernelbench import import_kernelbench, task_id_for  # noqa: E402
+from hawkeye_env.kernelbench.importer import import_kernelbench, task_id_for  # noqa: E402
 from hawkeye_env.tasks.registry import get_task, task_module  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hawkeye_env.tasks.kernelbench import import_kernelbench
+from hawkeye_env.kernelbench.importer import import_kernelbench
 from tests.conftest import registry_restored
 
 HERE = Path(__file__).parent

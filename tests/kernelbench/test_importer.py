@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from hawkeye_env.judge.parent.trial_plan import plan_trials
-from hawkeye_env.tasks import kernelbench_source, registry
-from hawkeye_env.tasks.kernelbench import REPORT_FILE
-from hawkeye_env.tasks.kernelbench_shapes import CPU_ELEMENT_BUDGET, elements
+from hawkeye_env.kernelbench import source as kernelbench_source
+from hawkeye_env.kernelbench.importer import REPORT_FILE
+from hawkeye_env.kernelbench.shapes import CPU_ELEMENT_BUDGET, elements
+from hawkeye_env.tasks import registry
 from tests.kernelbench.conftest import PROBLEMS
 
 
@@ -121,7 +122,7 @@ def test_the_prompt_shows_the_original_source(imported):
 def test_listing_runs_no_forward(imported, monkeypatch):
     """Roofline counts at the task's shapes are written into the module: listing every task and
     its GPU-shape counts runs no forward of any file."""
-    from hawkeye_env.tasks import kernelbench_task
+    from hawkeye_env.kernelbench import task as kernelbench_task
 
     def refuse(*args, **kwargs):
         raise AssertionError("a forward ran while listing tasks")

@@ -1,4 +1,4 @@
-"""How the judge builds an imported task's trials (``kernelbench_trials`` through the hooks in
+"""How the judge builds an imported task's trials (``kernelbench.trials`` through the hooks in
 ``judge/inputs.py`` and ``judge/references.py``): inputs keep the structure the file's
 ``get_inputs`` gives them under every distribution and refill, weights keep their layers' scale,
 dropout is off, and the float64 reference follows modules made in ``forward``, closures and

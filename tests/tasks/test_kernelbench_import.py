@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage
+from hawkeye_env.kernelbench.importer import CPU_ELEMENT_BUDGET, import_kernelbench, task_id_for
 from hawkeye_env.tasks import registry
-from hawkeye_env.tasks.kernelbench import CPU_ELEMENT_BUDGET, import_kernelbench, task_id_for
 from tests.conftest import registry_restored
 
 FILES = {

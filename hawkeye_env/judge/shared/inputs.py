@@ -7,7 +7,7 @@ under the trial's seed. Floating parameters and buffers of the reference model a
 a candidate cannot specialise to default initialisations such as all-ones norm weights (#13).
 
 A task may build its own trials instead (imported KernelBench tasks keep the structure their
-``get_inputs`` builds and their layers' initialisation scale, ``tasks/kernelbench_trials.py``):
+``get_inputs`` builds and their layers' initialisation scale, ``kernelbench/trials.py``):
 a task module's ``draw_inputs(shape, distribution, seed, device, draw_like)`` replaces
 ``make_inputs``'s draws, a model's ``hawkeye_prepare_trial(distribution, generator, draw_like)``
 replaces ``randomize_parameters``' redraw, and an input list's ``refill_in_place(generator)``

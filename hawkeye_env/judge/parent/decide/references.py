@@ -47,7 +47,7 @@ def reference64(ref, inputs: list, keep_float64: bool = False, host: bool = True
     float32 (as float64 when ``keep_float64``, for float64 tasks), on the host unless ``host`` is
     False (then on the inputs' device). A model with its own ``hawkeye_reference64(*inputs)``
     (imported KernelBench tasks: modules made in ``forward`` or held by closures follow float64,
-    ``tasks/kernelbench_trials.py``) computes it."""
+    ``kernelbench/trials.py``) computes it."""
     args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
     if callable(getattr(ref, "hawkeye_reference64", None)):
         outs = [o.detach() for o in as_list(ref.hawkeye_reference64(*args))]

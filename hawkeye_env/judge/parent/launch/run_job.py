@@ -87,7 +87,7 @@ from hawkeye_env.judge.shared.wire import Job
 MAX_MESSAGES = 10_000
 MAX_MESSAGE_BYTES = 64 << 20
 # A reply file with no GPU-shape outputs: a CPU worker's (CPU shapes hold at most about 16k
-# elements, ``kernelbench_shapes.CPU_ELEMENT_BUDGET``: a few MB of outputs) and a recording worker's
+# elements, ``kernelbench.shapes.CPU_ELEMENT_BUDGET``: a few MB of outputs) and a recording worker's
 # (its launch plans and cubins). Such a job's ``reply_limit_bytes``; the parent reads the whole file,
 # so a larger bound would let a candidate hold that much of the parent's memory per verdict.
 SMALL_REPLY_BYTES = 256 << 20

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from types import ModuleType
 
-from hawkeye_env.tasks.kernelbench_source import forward, tensors
+from hawkeye_env.kernelbench.source import forward, tensors
 
 # Interpreter budget: elementwise and reduction kernels over 16k elements judge in about a second
 # per trial under the Triton CPU interpreter; a 64^3 matmul (12k elements) in about two. Inputs,

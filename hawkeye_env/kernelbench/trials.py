@@ -37,7 +37,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
 
-from hawkeye_env.tasks.kernelbench_source import as_list, bind, dropout_to_eval
+from hawkeye_env.kernelbench.source import as_list, bind, dropout_to_eval
 
 # Constant-initialised tensors c become c + 0.1 * s * clamp(z, -3, 3), s = |c| (1 for zeros): at
 # most 30% off a non-zero value, so a running variance of 1 stays in [0.7, 1.3] and keeps its sign.

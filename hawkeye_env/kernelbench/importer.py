@@ -7,22 +7,22 @@ A KernelBench level folder (``level1/``, ``level2/``, ...) holds ``.py`` files t
 one-line reason:
 
 - a file that loads pretrained Hugging Face weights (level 4) is refused from its text, before
-  anything runs (``kernelbench_source.refusal_reason``);
+  anything runs (``kernelbench.source.refusal_reason``);
 - a file that does not import, lacks ``Model``/``get_inputs``/``get_init_inputs``, whose forward
   fails on the meta device, returns no tensor, or draws random numbers in ``forward`` (no
   candidate can match a draw) is refused;
 - id ``kb_<level>_<file stem>`` (lower case, non-alphanumerics as ``_``), family
-  ``kernelbench-<level>``; the GPU shape is the file's own constants (``kernelbench_source``),
+  ``kernelbench-<level>``; the GPU shape is the file's own constants (``kernelbench.source``),
   dtypes and sizes come from one forward on the meta device; tolerances are the defaults for
   the output dtype (integer outputs such as argmax must match exactly);
 - the CPU shape scales every size constant until inputs, outputs and parameters fit the
-  interpreter's budget (``kernelbench_shapes``); at it, the float64 reference must run, be
+  interpreter's budget (``kernelbench.shapes``); at it, the float64 reference must run, be
   deterministic and be finite on the file's own inputs, else the file is refused. A task with no
   CPU shape says why (``TaskSpec.no_cpu_reason``, in ``tasks show`` and the prompt).
 
 Each task module ``<out>/<id>.py`` is the KernelBench file verbatim, so ``hawkeye tasks show``
 and the prompt show the problem as KernelBench states it, followed by a generated block
-(``kernelbench_task``: shapes, roofline counts, the judge's hooks of ``kernelbench_trials``).
+(``kernelbench.task``: shapes, roofline counts, the judge's hooks of ``kernelbench.trials``).
 A verbatim copy also lies in ``<out>/sources/``, and the import report in
 ``<out>/kernelbench_import.json``. Nothing is downloaded. Importing runs each file's code, as
 KernelBench's own harness does: import only files you trust.
@@ -43,8 +43,8 @@ from pathlib import Path
 import platformdirs
 import torch
 
-from hawkeye_env.tasks.kernelbench_shapes import CPU_ELEMENT_BUDGET, cpu_shape
-from hawkeye_env.tasks.kernelbench_source import (
+from hawkeye_env.kernelbench.shapes import CPU_ELEMENT_BUDGET, cpu_shape
+from hawkeye_env.kernelbench.source import (
     as_list,
     bind,
     forward,
@@ -53,8 +53,8 @@ from hawkeye_env.tasks.kernelbench_source import (
     size_constants,
     tensors,
 )
-from hawkeye_env.tasks.kernelbench_task import forward_counts, roofline_counts, shape_key
-from hawkeye_env.tasks.kernelbench_trials import draw_inputs, prepare_trial, reference64
+from hawkeye_env.kernelbench.task import forward_counts, roofline_counts, shape_key
+from hawkeye_env.kernelbench.trials import draw_inputs, prepare_trial, reference64
 from hawkeye_env.tasks.registry import TASK_FOLDER_MARKER, register_tasks_from
 from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
 
@@ -164,8 +164,8 @@ TRAILER = '''
 # import rather than editing this block.
 import sys as _sys
 
-from hawkeye_env.tasks.kernelbench_task import KernelBenchTask as _KernelBenchTask
-from hawkeye_env.tasks.kernelbench_task import tolerances_for as _tolerances_for
+from hawkeye_env.kernelbench.task import KernelBenchTask as _KernelBenchTask
+from hawkeye_env.kernelbench.task import tolerances_for as _tolerances_for
 from hawkeye_env.tasks.spec import TaskSpec as _TaskSpec
 
 _TASK = _KernelBenchTask(_sys.modules[__name__], {gpu!r}, {counts!r})

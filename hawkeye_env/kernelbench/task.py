@@ -3,7 +3,7 @@
 A generated task module (``hawkeye tasks import-kernelbench``) is the KernelBench file verbatim,
 followed by a short block that builds a ``KernelBenchTask`` on the module itself and rebinds the
 module's ``get_inputs`` and ``get_init_inputs`` to shape-taking versions. ``Model`` stays the
-file's own class; the task adds the judge's hooks to it (``kernelbench_trials``).
+file's own class; the task adds the judge's hooks to it (``kernelbench.trials``).
 
 Roofline floors are lower bounds, never estimates of the real cost (a floor above the true
 minimum would reject honest kernels as ``impossible_time``): bytes = inputs + outputs +
@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from types import ModuleType
 
-from hawkeye_env.tasks.kernelbench_source import bind, forward, tensors
-from hawkeye_env.tasks.kernelbench_trials import draw_inputs, prepare_trial, reference64
+from hawkeye_env.kernelbench.source import bind, forward, tensors
+from hawkeye_env.kernelbench.trials import draw_inputs, prepare_trial, reference64
 from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES, Tolerance
 
 # Integer outputs (argmax, argmin, masks) are exact or wrong: every bound is zero, so one differing
@@ -42,7 +42,7 @@ def roofline_counts(module: ModuleType, shape: dict, functions: tuple | None = N
 
 
 def forward_counts(f: dict) -> tuple[float, float]:
-    """``(flops, bytes)`` lower bounds of one ``kernelbench_source.forward`` result."""
+    """``(flops, bytes)`` lower bounds of one ``kernelbench.source.forward`` result."""
     moved = sum(t.numel() * t.element_size() for t in tensors(f["inputs"]) + tensors(f["outputs"]) + f["parameters"])
     return float(sum(t.numel() for t in tensors(f["outputs"]))), float(moved)
 
@@ -50,7 +50,7 @@ def forward_counts(f: dict) -> tuple[float, float]:
 class KernelBenchTask:
     """``get_inputs(**shape)``, ``get_init_inputs(**shape)``, ``draw_inputs`` and the roofline
     counts of the KernelBench file loaded as ``module``; ``gpu_shape`` is the file's own sizes
-    (flat keys, ``kernelbench_source``), ``counts`` maps ``shape_key`` to ``[flops, bytes]``."""
+    (flat keys, ``kernelbench.source``), ``counts`` maps ``shape_key`` to ``[flops, bytes]``."""
 
     def __init__(self, module: ModuleType, gpu_shape: dict, counts: dict | None = None):
         self.module = module
@@ -75,7 +75,7 @@ class KernelBenchTask:
         return self.functions[1]()
 
     def draw_inputs(self, shape: dict, distribution: str, seed: int, device: str, draw) -> list:
-        """The judge's hook (``kernelbench_trials.draw_inputs``)."""
+        """The judge's hook (``kernelbench.trials.draw_inputs``)."""
         return draw_inputs(self.module, self.functions[0], {**self.gpu_shape, **shape}, distribution, seed,
                            device, draw)
 
