@@ -42,6 +42,7 @@ from pathlib import Path
 import torch
 
 from bench.calibration_outputs import HACKS, judge_output, load_solution, trial_outputs
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.decide import references
 from hawkeye_env.judge.parent.evaluator import (
     EvalConfig,
@@ -186,7 +187,7 @@ def _add_rates(before: dict, entry: dict, seed) -> dict:
 def _parts(file: Path, report: dict) -> list[dict]:
     """The runs behind ``report``: its own ``parts`` when it is a merge itself, else the report."""
     return report.get("parts") or [{"file": Path(file).name, "args": report["args"], "versions": report["versions"],
-                                     "wall_s": report.get("wall_s")}]
+                                     "commit": report.get("commit", ""), "wall_s": report.get("wall_s")}]
 
 
 def _versions(each: list[dict]) -> dict:
@@ -206,6 +207,7 @@ def merge(files: list[Path], out: Path) -> dict:
     parts = [part for f, r in zip(files, reports) for part in _parts(f, r)]
     merged = {"date": max(r["date"] for r in reports), "device": reports[0]["device"],
               "versions": _versions([p["versions"] for p in parts]), "args": reports[-1]["args"],
+              "commit": ", ".join(dict.fromkeys(p["commit"] for p in parts if p.get("commit"))),
               "correctness": {}, "noise": {}, "parts": parts}
     for r in reports:
         for task, entry in r.get("correctness", {}).items():
@@ -254,8 +256,9 @@ def main(argv: list[str] | None = None) -> dict:
     deadline = start + args.budget_s
     tasks = [t for t in args.tasks.split(",") if t] or [s.id for s in list_tasks()]
     gpu = torch.cuda.get_device_name().split()[-1].lower() if device == "cuda" else "cpu"
-    out = args.out or Path(f"bench/results/judge-calibration/judge-calibration-{gpu}-{datetime.date.today().isoformat()}.json")
-    report: dict = {"date": datetime.date.today().isoformat(), "device": device,
+    today = datetime.date.today().isoformat()
+    out = args.out or Path(f"bench/results/judge-calibration/judge-calibration-{gpu}-{today}.json")
+    report: dict = {**provenance(device, __spec__.name, argv), "device": device,
                     "versions": software_versions(device), "args": vars(args) | {"out": str(out)},
                     "correctness": {}, "noise": {}}
 

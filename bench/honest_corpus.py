@@ -17,14 +17,12 @@ total by style; and the provenance: date, device, software versions, git commit.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from evals.provenance import git_commit
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage
@@ -75,25 +73,29 @@ def config(correctness_only: bool) -> EvalConfig:
     return EvalConfig(seed=0, baselines=(), vendor_baselines=False) if correctness_only else EvalConfig(seed=0)
 
 
+def _row(style: str, task: str, path: Path, v) -> dict:
+    return {"style": style, "task": task, "file": f"{style}/{path.name}", "stage": v.stage.value,
+            "accepted": v.stage == Stage.CORRECT and not v.violations,
+            "violations": [{"code": x.code, "message": x.message} for x in v.violations],
+            "error": (v.error.strip().splitlines() or [""])[0], "reward": v.reward}
+
+
 def judge_corpus(candidates: list[tuple[str, str, Path]], device: str, workers: int,
-                 correctness_only: bool = False) -> list[dict]:
-    """One row per candidate: style, task, file, stage, violations, error's first line, reward."""
+                 correctness_only: bool = False, on_row=None) -> list[dict]:
+    """One row per candidate: style, task, file, stage, violations, error's first line, reward;
+    ``on_row(rows so far)`` after each verdict, in arrival order."""
     jobs = [(task, path.read_text()) for _, task, path in candidates]
     evaluator = Evaluator(ResultStore(":memory:"), config(correctness_only))
+    arrived: list[dict] = []
 
     def progress(i: int, v) -> None:
         print(f"{candidates[i][0]:12s} {candidates[i][2].stem:60s} {v.stage.value}", flush=True)
+        arrived.append(_row(*candidates[i], v))
+        if on_row is not None:
+            on_row(arrived)
 
     verdicts = evaluate_many(evaluator, jobs, device, workers=workers, use_cache=False, on_verdict=progress)
-    rows = []
-    for (style, task, path), v in zip(candidates, verdicts):
-        rows.append({
-            "style": style, "task": task, "file": f"{style}/{path.name}", "stage": v.stage.value,
-            "accepted": v.stage == Stage.CORRECT and not v.violations,
-            "violations": [{"code": x.code, "message": x.message} for x in v.violations],
-            "error": (v.error.strip().splitlines() or [""])[0], "reward": v.reward,
-        })
-    return rows
+    return [_row(style, task, path, v) for (style, task, path), v in zip(candidates, verdicts)]
 
 
 def by_style(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -120,18 +122,28 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="honest_corpus_") as tmp:
         problems = repo_path(args.kernelbench_problems) if args.kernelbench_problems else Path(tmp) / "none"
         import_problems({t for _, t, _ in candidates}, problems, Path(tmp))
-        rows = judge_corpus(candidates, device, args.workers, args.correctness_only)
-    report = {
-        "date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
-        "git_commit": git_commit(), "config": config(args.correctness_only).key(), "python": sys.version.split()[0],
-        "by_style": by_style(rows), "candidates": rows,
-    }
+        rows = judge_corpus(candidates, device, args.workers, args.correctness_only,
+                            on_row=lambda got: _write(args.out, _report(device, argv, args, got, len(candidates))))
+    report = _report(device, argv, args, rows, len(candidates))
     for style, t in report["by_style"].items():
         print(f"{style:12s} {t['accepted']:3d} / {t['total']:3d} accepted")
-    if args.out:
-        out = repo_path(args.out) if not args.out.is_absolute() else args.out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    _write(args.out, report)
+
+
+def _report(device: str, argv, args, rows: list[dict], planned: int) -> dict:
+    """The results file: provenance, the judge's config, acceptance by style and every row;
+    ``complete`` false while rows are still arriving (a run stopped early keeps what it judged)."""
+    return {**provenance(device, __spec__.name, argv), "device": device, "versions": software_versions(device),
+            "config": config(args.correctness_only).key(), "complete": len(rows) == planned,
+            "by_style": by_style(rows), "candidates": rows}
+
+
+def _write(out: Path | None, report: dict) -> None:
+    if out is None:
+        return
+    out = repo_path(out) if not out.is_absolute() else out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

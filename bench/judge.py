@@ -12,13 +12,13 @@ coefficient of variation of that median across repeated verdicts (timing noise).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
@@ -63,7 +63,7 @@ def main() -> None:
     device = resolve_device(args.device)
     tasks = args.tasks or [s.id for s in list_tasks()]
     report = {
-        "date": datetime.date.today().isoformat(), "device": device,
+        **provenance(device, __spec__.name), "device": device,
         "versions": software_versions(device), "config": EvalConfig().key(), "tasks": {},
     }
     with tempfile.TemporaryDirectory() as tmp:

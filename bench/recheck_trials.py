@@ -16,12 +16,12 @@ GPU kind rebuilds the same trial.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import time
 from pathlib import Path
 
 from bench.calibration_outputs import judge_output, load_solution, trial_outputs
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.decide import correctness, references
 from hawkeye_env.judge.parent.evaluator import resolve_device, software_versions
 from hawkeye_env.tasks.registry import get_task, solution_source
@@ -80,8 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
 
         os.environ["TRITON_INTERPRET"] = "1"
         install_interpreter_fixes()
-    report = {"date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
-              "command": "python -m bench.recheck_trials " + " ".join(args.trials) + f" --device {args.device}",
+    report = {**provenance(device, __spec__.name, argv), "device": device, "versions": software_versions(device),
               "trials": {}}
     for task, distribution, seed in trials:
         report["trials"][task] = recheck(task, distribution, seed, device)

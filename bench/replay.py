@@ -1,6 +1,7 @@
 """Benchmark the GPU judge's record-and-replay path: each task's expert judged once on CUDA.
 
-    python -m bench.replay --tasks vector_add_fp32,gemm_bf16 --out bench/results/judge-replay/judge-replay-<gpu>-<date>.json
+    python -m bench.replay --tasks vector_add_fp32,gemm_bf16 \\
+        --out bench/results/judge-replay/judge-replay-<gpu>-<date>.json
 
 Per task: the verdict's stage and reward, the replayed device time, the replay's host launch time
 and the scored time (``timing.py``), the speedups, and where the verdict's seconds went: the
@@ -11,11 +12,11 @@ A fresh store, so baselines are measured first (their wait is in ``verdict_s``, 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import tempfile
 from pathlib import Path
 
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, software_versions
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
@@ -42,10 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     for task in args.tasks.split(","):
         rows.append(row(judge.evaluate(task, solution_source(get_task(task)), "cuda", use_cache=False)))
         print(json.dumps({k: rows[-1][k] for k in ("task", "stage", "device_ms", "scored_ms", "replay_s")}), flush=True)
-        args.out.write_text(json.dumps({"date": datetime.date.today().isoformat(), "device": "cuda",
-                                        "versions": software_versions("cuda"),
-                                        "command": f"python -m bench.replay --tasks {args.tasks}",
-                                        "verdicts": rows}, indent=1))
+        args.out.write_text(json.dumps({**provenance("cuda", __spec__.name, argv), "device": "cuda",
+                                        "versions": software_versions("cuda"), "verdicts": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ JSON under ``bench/results/``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -50,6 +49,7 @@ from pathlib import Path
 
 from bench.calibrate import profile_medians
 from bench.host_load import HostLoad
+from bench.provenance import provenance
 from evals.candidates import Candidate, summarise
 from hawkeye_env.edits import extract_source
 from hawkeye_env.judge.parent import record_replay
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> dict:
     jobs = search_batch(tasks, args.n)
     config = EvalConfig(timeout_s=args.timeout or (60.0 if device == "cuda" else 20.0))
     began = time.monotonic()
-    report: dict = {"date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
+    report: dict = {**provenance(device, __spec__.name, argv), "device": device, "versions": software_versions(device),
                     "args": {**vars(args), "out": str(args.out)}, "tasks": tasks, "n": args.n,
                     "command": command_line(args),
                     "candidates": len(jobs), "phases": []}

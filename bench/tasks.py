@@ -31,7 +31,6 @@ import argparse
 import datetime
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,9 +41,12 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.decide.roofline import CEILINGS
+from hawkeye_env.judge.parent.decide.speed_of_light import speed_of_light
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, evaluate_many, resolve_device, software_versions
 from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.judge.shared.baseline_names import JUDGE_BASELINES
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from hawkeye_env.tasks.spec import TaskSpec
 
@@ -64,15 +66,6 @@ def copy_bandwidth(iters: int, retries: int) -> dict:
     moved = 2 * src.nbytes
     return {"bytes_moved": moved, "median_ms": t["median_ms"], "cv": t["cv"],
             "gbps": moved / (t["median_ms"] * 1e-3) / 1e9}
-
-
-def driver_version() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30, check=True)
-        return out.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return "unknown"
 
 
 def target_rows(spec: TaskSpec, row: dict, device: str) -> dict:
@@ -145,9 +138,19 @@ def _fmt(x, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def _cells(task: str, r: dict) -> list[str]:
+def sol_cell(task: str, r: dict, gpu: str) -> str:
+    """The expert's and each vendor baseline's share of the task's speed of light on ``gpu`` at the
+    timed shape (``speed_of_light.py``; datasheet clocks where a row records no SM clock)."""
+    if not r.get("expert_ms") or not r.get("shape"):
+        return "-"
+    light = speed_of_light(get_task(task), r["shape"], gpu)
+    vendors = [(n, ms) for n, ms in sorted(r.get("baselines_ms", {}).items()) if n not in JUDGE_BASELINES]
+    return ", ".join(f"{n} {light.ms / ms:.0%}" for n, ms in [("expert", r["expert_ms"]), *vendors] if ms)
+
+
+def _cells(task: str, r: dict, gpu: str = "") -> list[str]:
     if "exception" in r:
-        return [task, "error", "-", "-", "-", "-", "-", "-", "-", r["exception"].strip().splitlines()[-1][:80]]
+        return [task, "error", "-", "-", "-", "-", "-", "-", "-", "-", r["exception"].strip().splitlines()[-1][:80]]
     speedups = ", ".join(f"{n} {s:.2f}x" for n, s in r.get("speedup", {}).items())
     speedups += "".join(f", {n} n/a" for n in r.get("unavailable", {}))
     targets = ", ".join(f"{n}>={t['target']}: {_fmt(t['measured'], '.2f')} {t['status']}"
@@ -163,11 +166,12 @@ def _cells(task: str, r: dict) -> list[str]:
     several = bool(spread) and rep["timed"] > 1
     spread_text = _fmt(spread["max_over_min"] if several else None, ".3f")
     return [task, stage, verdicts, ms, spread_text, _fmt(r.get("tflops"), ".1f"), _fmt(r.get("gbps"), ".0f"),
-            "-" if frac is None else f"{frac:.0%}", speedups or r.get("timing", "-"), targets or "-"]
+            "-" if frac is None else f"{frac:.0%}", sol_cell(task, r, gpu), speedups or r.get("timing", "-"),
+            targets or "-"]
 
 
 HEADER = ["task", "stage", "timed / verdicts", "expert device ms, median (min-max)", "max/min", "TFLOP/s", "GB/s",
-          "of copy BW", "speedup", "targets"]
+          "of copy BW", "of speed of light", "speedup", "targets"]
 
 
 def render(report: dict) -> tuple[Table, str]:
@@ -184,7 +188,7 @@ def render(report: dict) -> tuple[Table, str]:
              + (f"; copy bandwidth {copy['gbps']:.0f} GB/s." if copy else "."), "",
              "| " + " | ".join(HEADER) + " |", "|" + " --- |" * len(HEADER)]
     for task, r in report["tasks"].items():
-        cells = _cells(task, r)
+        cells = _cells(task, r, report["gpu"])
         table.add_row(*cells)
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return table, "\n".join(lines)
@@ -221,10 +225,8 @@ def main(argv: list[str] | None = None) -> dict:
     config = EvalConfig(timeout_s=args.timeout, baselines=("eager", "compile"), vendor_baselines=True, seed=0)
     versions = software_versions(device)
     report = {
-        "date": date, "device": device, "gpu": versions["gpu"],
-        "driver": driver_version() if device == "cuda" else "none", "versions": versions,
+        **provenance(device, __spec__.name, argv), "date": date, "device": device, "versions": versions,
         "config": config.key(), "copy_bandwidth": None, "tasks": {},
-        "command": "python -m bench.tasks " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     console = Console(width=None if sys.stdout.isatty() else 200)
     if device == "cuda":

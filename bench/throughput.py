@@ -33,7 +33,6 @@ measured figures belong in BENCHMARKS.md with the JSON under ``bench/results/``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -43,6 +42,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench.calibrate import profile_medians
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.batch.pool import judge_batch
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device, software_versions
 from hawkeye_env.judge.parent.lanes import make_lanes
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.merge:
         report = merge(args.merge)
     else:
-        report = run(args)
+        report = run(args, argv)
     print_table(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> dict:
     return report
 
 
-def run(args) -> dict:
+def run(args, argv: list[str] | None = None) -> dict:
     from hawkeye_env.judge.parent.batch.pool import CPU_WORKERS, WORKERS_PER_GPU
 
     device = resolve_device(args.device)
@@ -243,7 +243,7 @@ def run(args) -> dict:
     workers_per_gpu = args.workers_per_gpu or (WORKERS_PER_GPU if cuda else CPU_WORKERS)
     repeats = args.repeats if args.repeats is not None else (3 if cuda else 1)
     report = {
-        "date": datetime.date.today().isoformat(), "device": device, "versions": software_versions(device),
+        **provenance(device, __spec__.name, argv), "device": device, "versions": software_versions(device),
         "config": config.key(), "workers_per_gpu": workers_per_gpu,
         "batch": [{"label": c["label"], "task": c["task"], "expect": [s.value for s in c["expect"]]} for c in batch],
         "runs": {},

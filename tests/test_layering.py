@@ -1,7 +1,8 @@
 """Dependencies point one way: every import of every
 package module, module-level and inside functions, read with ``ast`` (nothing is
-imported), checked for cycles and for the layer order units < tasks (and kernelbench) < judge, reward < env, evals,
-training, policies < bench (the developer benchmarks, not installed: no installed module imports them). Private names taken from another module are checked by
+imported), checked for cycles and for the layer order units < tasks (and kernelbench) < judge, reward < env,
+evals, training, policies < bench (the developer benchmarks, not installed: no installed module imports
+them). Private names taken from another module are checked by
 ``tests/test_no_private_imports.py``.
 
 An edge ``a -> b`` means module ``a`` names repo module ``b`` in an import statement. ``import
@@ -310,7 +311,8 @@ def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path
     ]
     assert layer_violations({"hawkeye_env.judge.x": {"hawkeye_env.cli_units"}}) != []
     assert layer_violations({"evals.x": {"tests.candidates"}}) == [("evals.x", "tests.candidates")]
-    assert layer_violations({"evals.x": {"bench.tables"}, "bench.x": {"evals.candidates"}}) == [("evals.x", "bench.tables")]
+    planted = {"evals.x": {"bench.tables"}, "bench.x": {"evals.candidates"}}
+    assert layer_violations(planted) == [("evals.x", "bench.tables")]
     assert layer_violations({"units.x": {"bench.tables"}}) == [("units.x", "bench.tables")]
     assert targets_with_parents("reward.score", "hawkeye_env.judge.shared.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
         "hawkeye_env.judge.shared.verdict",

@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
 from hawkeye_env.judge.parent.decide.references import reference64
 from hawkeye_env.judge.sandboxed.baseline.serve import resolve_vendor
@@ -65,6 +66,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m bench.kerneldev.correctness_probe TASK [TASK ...]  (needs a CUDA GPU)", file=sys.stderr)
         return 2
     torch.set_grad_enabled(False)
+    print(json.dumps({"kind": "provenance", **provenance("cuda", __spec__.name, argv)}), flush=True)
     for task in argv:
         spec = get_task(task)
         smallest_gpu = min(spec.gpu_shapes, key=lambda g: spec.flops(**g))

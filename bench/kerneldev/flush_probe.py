@@ -30,6 +30,7 @@ import torch
 
 from bench.kerneldev.launch_share import runners
 from bench.kerneldev.vendor_profile import pairs_on_cuda
+from bench.provenance import provenance
 from hawkeye_env.tasks.registry import get_task
 
 FLUSH_MODES = ("dirty", "clean", "warm")
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = [row for task, vendor in pairs for row in probe(task, vendor)]
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"l2_bytes": l2_bytes(), "rows": rows}, f, indent=1)
+        json.dump({**provenance("cuda", __spec__.name, argv), "l2_bytes": l2_bytes(), "rows": rows}, f, indent=1)
     for row in rows:
         print(f"{row['task']:24s} {row['owner']:8s} {row['mode']:6s} {row['median_ms'] * 1e3:8.1f} us "
               f"{row['tb_s']:5.2f} TB/s")

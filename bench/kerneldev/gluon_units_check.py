@@ -44,6 +44,8 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from bench.provenance import provenance
+
 REPEATS, ITERS = 7, 50
 OUT = os.environ.get("OUT", ".")
 RESULTS: dict = {}
@@ -324,6 +326,7 @@ def main() -> int:
     RESULTS["env"] = {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
                       "device": torch.cuda.get_device_name(), "capability": torch.cuda.get_device_capability(),
                       "repeats": REPEATS, "iters": ITERS, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    RESULTS.update(provenance("cuda", __spec__.name))
     print(json.dumps(RESULTS["env"]), flush=True)
     for name in args.units:
         run, vendor = UNITS[name]

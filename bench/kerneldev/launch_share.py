@@ -24,6 +24,7 @@ import sys
 
 import torch
 
+from bench.provenance import provenance
 from hawkeye_env.judge.sandboxed.baseline.serve import build, reference_and_inputs
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from hawkeye_env.tasks.registry import get_task, task_module
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         get_task(task_id)  # an unknown id fails before any timing
     out = open(args.out, "w", encoding="utf-8") if args.out else None
     try:
+        _emit({"kind": "provenance", **provenance("cuda", __spec__.name, argv)}, out)
         src = torch.empty(COPY_BYTES // 4, dtype=torch.float32, device="cuda")
         dst = torch.empty_like(src)
         for hide in (False, True):

@@ -78,7 +78,7 @@ def gluon_units(files: list[Loaded]) -> list[str]:
     rows, notes = [], []
     for f in files:
         for unit, entry in f.data.items():
-            if unit == "env" or not isinstance(entry, dict):
+            if unit in ("env", "versions") or not isinstance(entry, dict):
                 continue
             checks = entry.get("checks", {})
             for case in checks.get("timing", []):
@@ -173,6 +173,8 @@ def launch_share(files: list[Loaded]) -> list[str]:
     rows, lines = [], []
     for f in files:
         for r in f.data:
+            if r.get("kind") == "provenance":
+                continue
             if r["task"] == "copy":
                 lines.append(f"Copy bandwidth ({'launch hidden' if r['hide_launch'] else 'launch inside'}): "
                              f"{r['gbps']:.0f} GB/s.")

@@ -271,8 +271,8 @@ def test_a_later_profile_of_a_runner_replaces_its_earlier_kernels():
     """The FP8 expert was profiled as a Triton kernel, then rebuilt on a Gluon one: only the later
     file's kernel stands for it, with the tensor pipe's busy share the later file records, and
     runners the later file did not profile keep their rows."""
-    from bench.tables import Loaded
     from bench.kerneldev.tables import ncu_kernels
+    from bench.tables import Loaded
 
     names = ("vendor-profile/ncu-vendor-h200-2026-12-01.txt", "vendor-profile/ncu-fp8-h200-2026-12-04.txt")
     files = [Loaded(f"{RESULTS}/{n}", (REPO / RESULTS / n).read_text()) for n in names]

@@ -33,7 +33,7 @@ def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
         path = tmp_path / f"part{i}.json"
         path.write_text(json.dumps({"date": f"2026-12-0{i + 1}", "device": "cuda", "versions": {"judge": str(i)},
                                     "args": {"tasks": str(i)}, "correctness": correct, "noise": noisy,
-                                    "wall_s": 10.0 * (i + 1)}))
+                                    "commit": ["c0", ""][i], "wall_s": 10.0 * (i + 1)}))
         parts.append(str(path))
     out = tmp_path / "merged.json"
     calibrate.main(["--merge", *parts, "--out", str(out)])
@@ -42,6 +42,7 @@ def test_parts_of_a_calibration_merge_into_one_report(tmp_path):
     assert [p["args"]["tasks"] for p in merged["parts"]] == ["0", "1"]
     assert merged["date"] == "2026-12-02" and merged["wall_s"] == 30.0
     assert merged["versions"] == {"judge": "0, 1"}  # parts of two judges say so
+    assert merged["commit"] == "c0" and [p["commit"] for p in merged["parts"]] == ["c0", ""]  # none made up
 
 
 def test_a_merge_of_merges_names_every_judge_once(tmp_path):

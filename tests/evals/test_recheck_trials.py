@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bench import recheck_trials
+from evals.provenance import git_commit
 
 
 def test_a_trial_is_rejudged_with_both_ratios(tmp_path):
@@ -21,7 +22,10 @@ def test_a_trial_is_rejudged_with_both_ratios(tmp_path):
     # the row scale is never below the output's RMS, so its ratio is never above the global one
     for row in rows.values():
         assert row["row_cap_over"] <= row["global_cap_over"] + 1e-12
-    assert report["command"].startswith("python -m bench.recheck_trials softmax_fp32:heavy_tailed:7")
+    command = "python -m bench.recheck_trials softmax_fp32:heavy_tailed:7 --device cpu --out " + str(out)
+    assert report["command"] == command  # bench.provenance, with the judge's versions beside it
+    assert report["gpu"] == "cpu" and report["driver"] == "" and report["versions"]["sandbox"]
+    assert report["commit"] == git_commit()
 
 
 def test_a_malformed_trial_is_refused():

@@ -47,7 +47,8 @@ BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES = 128, 128, 8, 3
 USE_TMA, FOLD_SCALE = True, True
 # Decode: 64-key tiles with 3 stages keep K and V tiles at 96 KB of shared memory (two programs per
 # H200 SM); about 8 programs per SM of 132 give every SM enough loads in flight: 2.6 TB/s of K and V
-# at B16 Hq32 Hkv8 L8192 D128, 0.88x flash SDPA (bench/results/sweep-attention/attention-decode-sweep-h200-2026-11-30.jsonl).
+# at B16 Hq32 Hkv8 L8192 D128, 0.88x flash SDPA
+# (bench/results/sweep-attention/attention-decode-sweep-h200-2026-11-30.jsonl).
 DECODE_BLOCK_N, DECODE_WARPS, DECODE_STAGES = 64, 4, 3
 DECODE_TARGET_PROGRAMS = 8 * 132
 

@@ -30,6 +30,7 @@ from multiprocessing import get_context
 import torch
 
 from bench.kerneldev.sweeps.harness import median_ms_and_cv, print_row, relative_error
+from bench.provenance import provenance
 from units.mxfp4_gemm.kernel import BASE_VARIANT  # nvfp4_gemm's is the same
 
 SHAPES = ({"M": 32, "N": 8192, "K": 8192}, {"M": 256, "N": 8192, "K": 8192})
@@ -272,6 +273,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     units = [args.only] if args.only else list(UNITS)
     shapes = [s for s in SHAPES if args.m in (None, s["M"])]
+    print_row(kind="provenance", **provenance("cuda", None, argv))
     print_row(unit="-", cfg="env", device=torch.cuda.get_device_name(), torch=torch.__version__,
          triton=triton.__version__, python=platform.python_version())
     _precompile([(u, s, c) for s in shapes for u in units for c in [{}, *_configs(u, s)]], args.jobs)

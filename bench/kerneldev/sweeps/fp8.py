@@ -25,7 +25,8 @@ JSON line per row:
   ``_fp8_gemm_kernel``; ``ptxas``: ptxas's notes on wgmma (C7517: a warpgroup.wait it injected to
   read accumulator registers; C7511-C7515: wgmma serialized) and ``ptxas_regs`` (every kernel the
   row compiled), read from its log on the first compile (fresh ``TRITON_CACHE_DIR``,
-  ``TRITON_DUMP_PTXAS_LOG=1``). The raw output of 2026-11-30 is ``bench/results/sweep-fp8/fp8-sweep-h200-2026-11-30.jsonl``.
+  ``TRITON_DUMP_PTXAS_LOG=1``). The raw output of 2026-11-30 is
+  ``bench/results/sweep-fp8/fp8-sweep-h200-2026-11-30.jsonl``.
 
 A configuration that fails prints ``{"label", "cfg", "error"}`` and the sweep goes on; once
 ``--budget-s`` seconds have passed the remaining rows print ``"skipped": true``. Without a CUDA
@@ -44,6 +45,8 @@ import shutil
 import sys
 import tempfile
 import time
+
+from bench.provenance import provenance
 
 ITERS, RETRIES = 30, 1
 SEED = 0
@@ -241,6 +244,7 @@ def main(argv: list[str]) -> int:
         return 2
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.set_grad_enabled(False)
+    _row(kind="provenance", **provenance("cuda", None, argv))
     _row(device=torch.cuda.get_device_name(), torch=torch.__version__,
          triton=__import__("triton").__version__, configs=len(configs), shapes=sizes)
     deadline = time.monotonic() + args.budget_s

@@ -1,7 +1,7 @@
 """What the GPU sweeps of ``bench.kerneldev.sweeps`` share: one JSON line per row (``print_row``),
 the judge's timing of one call (``median_ms_and_cv``), the relative L2 check (``relative_error``),
 the command line (``sweep_main``: ``--budget-s``, ``--only``, ``--rounds``, a clear exit without
-CUDA, an ``env`` row first and a ``done`` row last), the check-then-time loop of one shape
+CUDA, a ``provenance`` and an ``env`` row first and a ``done`` row last), the check-then-time loop of one shape
 (``check_then_time``: the GEMM, small-M and chunked-scan sweeps; the attention sweep keeps its own,
 with two vendor ratios and no deadline per configuration) and a unit's naive and solution kernels
 against configurations (``sweep_unit``: the split-K sweep).
@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from bench.provenance import provenance
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from units.harness import resolve
 from units.index import get_unit
@@ -85,8 +86,9 @@ def sweep_main(argv: list[str] | None, doc: str, what: str, configs: Sequence[di
         return 2
     import triton
 
+    print_row(kind="provenance", **provenance("cuda", None, argv))
     print_row(kind="env", device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-         configs=list(configs))
+              configs=list(configs))
     start = time.monotonic()
     for label, *shape in shapes:
         if args.only and label not in args.only:

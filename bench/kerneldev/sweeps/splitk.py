@@ -14,7 +14,8 @@ import sys
 
 import torch
 
-from bench.kerneldev.sweeps.harness import sweep_unit
+from bench.kerneldev.sweeps.harness import print_row, sweep_unit
+from bench.provenance import provenance
 
 SHAPE = {"M": 64, "N": 4096, "K": 16384}
 TILES = ("block_m", "block_n", "block_k", "num_stages", "num_warps")
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from units.persistent_splitk import kernel
 
+    print_row(kind="provenance", **provenance("cuda", None, []))
     sweep_unit("persistent_splitk", SHAPE, CONFIGS, lambda cfg, a, b: kernel.matmul(a, b, **cfg))
     return 0
 

@@ -50,6 +50,7 @@ import time
 import torch
 import triton
 
+from bench.provenance import provenance
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from units.warp_specialization import kernel
 
@@ -213,6 +214,7 @@ def main(argv: list[str]) -> int:
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s]
     groups = [(i, list(g)) for i, g in enumerate(kernel.COMPARISONS) if any(args.only in c.name for c in g)]
     props = torch.cuda.get_device_properties(0)
+    _row(kind="provenance", **provenance("cuda", None, argv))
     _row(kind="env", torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
          device=props.name, sms=props.multi_processor_count, iters=ITERS, rounds=args.rounds,
          groups={i: [c.name for c in g] for i, g in groups})

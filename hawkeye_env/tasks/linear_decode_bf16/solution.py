@@ -19,13 +19,14 @@ from units.persistent_splitk.kernel import matmul
 def tile_config(m: int, n: int, k: int) -> dict:
     """Tiles for the timed decode shape M = 16, N = 6144, K = 4096 (weight-read bound), used at
     every shape so the CPU checks run the timed configuration: the fastest of the small-M sweep on
-    device time (``bench.kerneldev.sweeps.small_m_gemm``; BENCHMARKS.md, Small-M GEMM). ``swap_ab`` computes each tile as ``C^T = W A^T`` so the 128 weight rows of a
-    tile are the MMA's M side (Hopper's wgmma wants 64 rows per warp group; 16 activation rows
-    alone fall back to mma.sync), 128x128 weight tiles in 4 stages, 2 K-splits: 48 x 2 = 96
-    programs, the partials summed by the last split of each tile (``fused_reduce``). In the sweep
-    with the fused reduction (``bench/results/sweep-small-m/small-m-gemm-sweep-h200-2026-12-04.jsonl``) it ran
-    0.0224 ms, 0.99x cuBLAS, where the same tiles with the second reduction kernel ran 0.92x; more
-    splits were slower (3: 0.84x, 4: 0.86x, 8: 0.79x fused), as was the plain 16x64x128 dot split by
+    device time (``bench.kerneldev.sweeps.small_m_gemm``; BENCHMARKS.md, Small-M GEMM). ``swap_ab``
+    computes each tile as ``C^T = W A^T`` so the 128 weight rows of a tile are the MMA's M side
+    (Hopper's wgmma wants 64 rows per warp group; 16 activation rows alone fall back to mma.sync),
+    128x128 weight tiles in 4 stages, 2 K-splits: 48 x 2 = 96 programs, the partials summed by the
+    last split of each tile (``fused_reduce``). In the sweep with the fused reduction
+    (``bench/results/sweep-small-m/small-m-gemm-sweep-h200-2026-12-04.jsonl``) it ran 0.0224 ms,
+    0.99x cuBLAS, where the same tiles with the second reduction kernel ran 0.92x; more splits were
+    slower (3: 0.84x, 4: 0.86x, 8: 0.79x fused), as was the plain 16x64x128 dot split by
     ``split_k_for`` (0.86x). Judged: BENCHMARKS.md, Task suite against the vendors."""
     return {"block_m": 16, "block_n": 128, "block_k": 128, "num_stages": 4, "num_warps": 4,
             "split_k": 2, "swap_ab": True, "fused_reduce": True}

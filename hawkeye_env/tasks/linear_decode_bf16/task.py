@@ -7,8 +7,9 @@ and loads it into the candidate with the reference's state dict.
 
 At the timed shape the 48 MiB weight is read once for 16 rows of output: 16 FLOP per weight byte
 against the H200's ~235 (989 TFLOP/s datasheet dense bf16 over the ~4.2 TB/s copy rate the task
-suite measures: BENCHMARKS.md, Task suite against the vendors), so the op is bound by DRAM bandwidth; one program per output tile
-gives only N / BLOCK_N programs (96 at 64 columns for 132 SMs) unless K is split across programs.
+suite measures: BENCHMARKS.md, Task suite against the vendors), so the op is bound by DRAM
+bandwidth; one program per output tile gives only N / BLOCK_N programs (96 at 64 columns for 132
+SMs) unless K is split across programs.
 
 Vendor baseline ``cublas``: ``F.linear``, the same cuBLAS call the eager reference makes, named
 explicitly.
