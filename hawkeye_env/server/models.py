@@ -4,7 +4,8 @@ They mirror ``hawkeye/KernelOpt-v3`` (``hawkeye_env/env.py``): an action is the 
 text, an observation carries the env's observation fields (``prompt``, ``messages`` as a list of
 chat messages, ``source``, ``feedback``, ``turn``, ``best_speedup``) plus the verdict of the step
 as a dict (``Verdict.to_dict()``), and OpenEnv's own ``reward`` and ``done``. Needs the ``serve``
-extra (``pip install 'hawkeye-env[serve]'``).
+extra (``pip install 'hawkeye-env[serve]'``). A reply is at most ``edits.MAX_REPLY_CHARS`` characters,
+the env's own bound on what it parses; a longer one is refused (422) before it reaches the env.
 """
 
 from __future__ import annotations
@@ -13,20 +14,26 @@ from typing import Any
 
 from pydantic import Field
 
+from hawkeye_env.edits import MAX_REPLY_CHARS
 from hawkeye_env.server import require_openenv
 
 require_openenv()
 
 from openenv.core.env_server.types import Action, Observation, State  # noqa: E402
 
+#: Longest task id an action may name (the registry's longest is under 40 characters).
+MAX_TASK_ID_CHARS = 128
+
 
 class KernelAction(Action):
     """One reply of the model: a fenced module or SEARCH/REPLACE blocks against the current source."""
 
-    reply: str = Field(description="The model's reply text (a ```python block defining ModelNew, or SEARCH/REPLACE "
-                                   "blocks against the current source)")
-    task: str | None = Field(default=None, description="Stateless HTTP /step only: the task to judge the reply on "
-                                                       "(a WebSocket session takes its task from reset)")
+    reply: str = Field(max_length=MAX_REPLY_CHARS,
+                       description="The model's reply text (a ```python block defining ModelNew, or SEARCH/REPLACE "
+                                   f"blocks against the current source), at most {MAX_REPLY_CHARS} characters")
+    task: str | None = Field(default=None, max_length=MAX_TASK_ID_CHARS,
+                             description="Stateless HTTP /step only: the task to judge the reply on (a WebSocket "
+                                         "session takes its task from reset)")
 
 
 class KernelObservation(Observation):
@@ -55,4 +62,4 @@ class KernelState(State):
     done: bool = False
 
 
-__all__ = ["KernelAction", "KernelObservation", "KernelState"]
+__all__ = ["MAX_TASK_ID_CHARS", "KernelAction", "KernelObservation", "KernelState"]
