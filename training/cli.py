@@ -10,11 +10,25 @@ Both need the ``train`` extra (``pip install -e ".[train]"``).
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import typer
 
+from training.checks import ConfigError
 from training.config import TrainConfig
 
 train_app = typer.Typer(help="Train a policy: SFT on expert kernels, GRPO against the judge.", no_args_is_help=True)
+
+# Options both recipes take (TrainConfig fields; training/recipe_options.py says what each hands TRL).
+DEVICE = typer.Option("auto", help="Trainer device: auto, cuda or cpu.")
+USE_PEFT = typer.Option(False, "--use-peft", help="Train a LoRA adapter (PEFT) instead of every weight.")
+LORA_R = typer.Option(16, help="LoRA rank (with --use-peft).")
+LORA_ALPHA = typer.Option(32, help="LoRA alpha (with --use-peft).")
+RESUME = typer.Option("", help="Resume from a checkpoint-N folder, or 'latest' in --output-dir (same task split).")
+EVAL_STEPS = typer.Option(0, help="Evaluate on the held-out tasks every N steps and after training (0: after "
+                                  "training only; -1: never).")
+RUN_NAME = typer.Option("", help="W&B run name (default: <recipe>-<output dir name>-<UTC time>).")
+CHAT_TEMPLATE = typer.Option("", help="Jinja chat-template file to use instead of the model's.")
 
 
 def _task_list(tasks: str) -> tuple[str, ...]:
@@ -29,8 +43,22 @@ def _task_list(tasks: str) -> tuple[str, ...]:
     return ids
 
 
-def _config(**kw) -> TrainConfig:
-    return TrainConfig(**{k: v for k, v in kw.items() if v is not None})
+def _config(params: dict, **overrides) -> TrainConfig:
+    """The ``TrainConfig`` of a command's parameters (those named like a field, ``tasks`` checked)."""
+    names = {f.name for f in fields(TrainConfig)}
+    kw = {**{k: v for k, v in params.items() if k in names}, **overrides}
+    return TrainConfig(**{**kw, "tasks": _task_list(kw.get("tasks", ""))})
+
+
+def _train(recipe: str, config: TrainConfig) -> None:
+    """Run ``recipe`` on ``config``; an argument that cannot work is a usage error (its message, exit
+    2), not a traceback."""
+    from training.args import run_config
+
+    try:
+        run_config(recipe, config)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 @train_app.command()
@@ -47,18 +75,19 @@ def sft(
     max_length: int = typer.Option(8192, help="Longest prompt+completion in tokens."),
     no_units: bool = typer.Option(False, "--no-units", help="Leave out the unit examples."),
     report_to: str = typer.Option("wandb", help="wandb (offline without WANDB_API_KEY), tensorboard or none."),
-    device: str = typer.Option("auto", help="auto or cpu."),
+    device: str = DEVICE,
     seed: int = typer.Option(0, help="Trainer seed."),
     bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast over float32 master weights."),
+    use_peft: bool = USE_PEFT,
+    lora_r: int = LORA_R,
+    lora_alpha: int = LORA_ALPHA,
+    resume_from_checkpoint: str = RESUME,
+    eval_steps: int = EVAL_STEPS,
+    run_name: str = RUN_NAME,
+    chat_template: str = CHAT_TEMPLATE,
 ) -> None:
     """Fine-tune on the training tasks' expert solutions and the units, in the env's prompt."""
-    from training.sft import train
-
-    train(_config(model=model, output_dir=output_dir, context=context, tasks=_task_list(tasks),
-                  eval_fraction=eval_fraction,
-                  split_seed=split_seed, max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate,
-                  max_length=max_length, include_units=not no_units, report_to=report_to, device=device, seed=seed,
-                  bf16=bf16))
+    _train("sft", _config(locals(), include_units=not no_units))
 
 
 @train_app.command()
@@ -82,20 +111,19 @@ def grpo(
     judge_device: str = typer.Option("auto", help="Device the judge runs on: auto, cpu, cuda."),
     judge_workers: int = typer.Option(2, help="Judge worker processes at once (1 per GPU on CUDA)."),
     report_to: str = typer.Option("wandb", help="wandb (offline without WANDB_API_KEY), tensorboard or none."),
-    device: str = typer.Option("auto", help="auto or cpu."),
+    device: str = DEVICE,
     seed: int = typer.Option(0, help="Trainer seed."),
     bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast over float32 master weights."),
+    use_peft: bool = USE_PEFT,
+    lora_r: int = LORA_R,
+    lora_alpha: int = LORA_ALPHA,
+    resume_from_checkpoint: str = RESUME,
+    eval_steps: int = EVAL_STEPS,
+    run_name: str = RUN_NAME,
+    chat_template: str = CHAT_TEMPLATE,
 ) -> None:
-    """GRPO against the one evaluator: reward = verdict.reward of each completion."""
-    from training.grpo import train
-
-    train(_config(model=model, output_dir=output_dir, context=context, tasks=_task_list(tasks),
-                  eval_fraction=eval_fraction,
-                  split_seed=split_seed, num_generations=num_generations, max_completion_length=max_completion_length,
-                  max_steps=max_steps, batch_size=batch_size, learning_rate=learning_rate, beta=beta,
-                  multi_turn=multi_turn, max_turns=max_turns, use_vllm=use_vllm, vllm_mode=vllm_mode,
-                  judge_device=judge_device, judge_workers=judge_workers,
-                  report_to=report_to, device=device, seed=seed, bf16=bf16))
+    """GRPO against the one evaluator: reward = verdict.reward of each completion (or episode)."""
+    _train("grpo", _config(locals()))
 
 
 @train_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -104,12 +132,15 @@ def run(
     recipe: str = typer.Argument(..., help="sft or grpo."),
 ) -> None:
     """Run a recipe with every TrainConfig field settable: --config FILE.yaml, then --FIELD VALUE flags."""
-    from training.args import RECIPES
     from training.args import run as run_recipe
+    from training.checks import RECIPES
 
     if recipe not in RECIPES:
         raise typer.BadParameter(f"recipe must be one of {', '.join(RECIPES)}", param_hint="RECIPE")
-    run_recipe(recipe, list(ctx.args))
+    try:
+        run_recipe(recipe, list(ctx.args))
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 __all__ = ["train_app"]

@@ -83,10 +83,31 @@ class TrainConfig:
     seed: int = 0
     """seed of the trainer (data order, sampling, init of new heads)"""
     device: str = "auto"
-    """trainer device: ``auto`` (GPU when present) or ``cpu`` (tests, smoke runs)"""
+    """trainer device: ``auto`` (GPU when present), ``cuda`` (a GPU, required) or ``cpu`` (tests, smoke runs)"""
     bf16: bool = False
     """bfloat16 mixed precision (autocast) over float32 master weights, as TRL documents; the model
     is always loaded in float32 (``MASTER_DTYPE``), whatever dtype its checkpoint was saved in"""
+    run_name: str = ""
+    """name of the run in W&B and the trainer's logs; empty: ``<recipe>-<output_dir name>-<UTC time>-<hex>``"""
+    chat_template: str = ""
+    """a Jinja chat-template file used instead of the model's; empty: the model's own, except that
+    multi-turn GRPO takes TRL's tool-capable Qwen2.5 (ChatML) template when the model's has no tool calling"""
+    use_peft: bool = False
+    """train a LoRA adapter (PEFT, built by TRL's ``get_peft_config``) instead of every weight"""
+    lora_r: int = 16
+    """LoRA rank (TRL's default)"""
+    lora_alpha: int = 32
+    """LoRA scaling numerator (TRL's default)"""
+    lora_dropout: float = 0.05
+    """dropout on the LoRA branch (TRL's default)"""
+    lora_target_modules: list[str] = field(default_factory=list)
+    """modules LoRA wraps (``all-linear``: every linear layer); empty: PEFT's default for the architecture"""
+    resume_from_checkpoint: str = ""
+    """resume a run from a ``checkpoint-N`` folder, or ``latest`` (the newest in ``output_dir``); the
+    run's recorded task split (``run_metadata.json``) is reused"""
+    eval_steps: int = 0
+    """evaluate on the held-out split every this many steps and after training (0: after training
+    only; -1: never); SFT reports the loss on the held-out experts, GRPO the reward and judge rates"""
     extra: dict | str = field(default_factory=dict)
     """extra keyword arguments passed verbatim to ``SFTConfig`` / ``GRPOConfig`` (a JSON object on
     the command line)"""
@@ -97,6 +118,7 @@ class TrainConfig:
         if not isinstance(self.extra, dict):
             raise ValueError(f"extra must be a mapping of SFTConfig/GRPOConfig arguments, not {self.extra!r}")
         self.tasks = list(self.tasks)
+        self.lora_target_modules = list(self.lora_target_modules or [])
 
 
 #: The dtype the recipes load weights in: float32 master weights, TRL's convention for mixed precision.
@@ -167,23 +189,26 @@ def finish_wandb(config: TrainConfig) -> None:
         wandb.teardown()
 
 
+def run_record(config: TrainConfig, split: dict[str, list[str]] | None = None, recipe: str = "", **notes) -> dict:
+    """What a run is: recipe, env id, reward version, task split, every config field, and ``notes``
+    (the run name, the chat template used); written to ``run_metadata.json`` and the W&B config."""
+    return {"recipe": recipe, "env_id": KERNEL_OPT_ID, "reward_version": REWARD_VERSION, "split": split or {},
+            "config": asdict(config), **notes}
+
+
 def save_run_metadata(out_dir: str | os.PathLike, config: TrainConfig, split: dict[str, list[str]] | None = None,
-                      recipe: str = "") -> Path:
-    """Write ``run_metadata.json`` in ``out_dir``: config, env id, reward version, task split.
+                      recipe: str = "", **notes) -> Path:
+    """Write ``run_record(config, split, recipe, **notes)`` to ``run_metadata.json`` in ``out_dir``.
 
     ``split`` is ``{"train": [...], "eval": [...]}`` (``training.data.split_tasks``). Returns the path.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "recipe": recipe, "env_id": KERNEL_OPT_ID, "reward_version": REWARD_VERSION,
-        "split": split or {}, "config": asdict(config),
-    }
     path = out / "run_metadata.json"
-    path.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(run_record(config, split, recipe, **notes), indent=2, sort_keys=True, default=str)
+                    + "\n", encoding="utf-8")
     return path
 
 
 __all__ = ["MASTER_DTYPE", "TrainConfig", "finish_wandb", "load_policy_model", "load_tokenizer", "model_location",
-           "save_run_metadata",
-           "wandb_offline_unless_keyed"]
+           "run_record", "save_run_metadata", "wandb_offline_unless_keyed"]

@@ -2,7 +2,11 @@
 
 TRL (``GRPOTrainer(environment_factory=...)``, experimental in TRL 1.16) makes one instance per
 rollout, calls ``reset(**row)`` before generation, exposes every public method except ``reset`` and
-``get_reward`` as a tool, and scores the finished rollout with ``get_reward()``. Here ``reset``
+``get_reward`` as a tool, and hands the finished instances to the reward functions
+(``environments=``). The recipe's reward function (``training.reward.make_episode_reward_func``)
+reads each instance's ``reward`` and ``verdict`` and keeps rollouts and judge metrics as the
+single-turn reward does; the env defines no ``get_reward``, so TRL adds no second reward source.
+Here ``reset``
 starts a ``KernelOptEnv`` episode on the row's ``task`` (the row's prompt is already the env's
 observation) and appends how to submit; the one tool, ``submit_kernel(source)``, steps the env and
 returns the sections of the env's next prompt that change from turn to turn (the current source
@@ -17,8 +21,8 @@ rollout after another, so there each batch holds one candidate. The factory is a
 trainer's rollout process, which then builds its own evaluator and queue. Example::
 
     factory = EnvironmentFactory("runs/grpo/verdicts.sqlite", device="cuda", max_turns=4)
-    GRPOTrainer(model, args=GRPOConfig(max_tool_calling_iterations=4, ...), train_dataset=rows,
-                environment_factory=factory)
+    GRPOTrainer(model, reward_funcs=[make_episode_reward_func()], environment_factory=factory,
+                args=GRPOConfig(max_tool_calling_iterations=4, ...), train_dataset=rows)
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hawkeye_env.env import KernelOptEnv
+from hawkeye_env.judge.parent.decide.finish import no_source_verdict
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, turn_sections
@@ -44,10 +49,11 @@ NO_SUBMISSION_REWARD = -1.0
 class KernelOptToolEnv:
     """One rollout's episode of ``hawkeye/KernelOpt-v3``; ``submit_kernel`` is its only tool.
 
-    The rollout's reward (``get_reward``) is the env's reward for the last submission, the verdict
+    The rollout's reward (``reward``) is the env's reward for the last submission, the verdict
     of the source the episode ended on (the env terminates at the first correct kernel with
     ``target_speedup=None``, or when timed at the target speedup), and ``NO_SUBMISSION_REWARD``
-    when the model never submitted.
+    when the model never submitted; ``verdict`` is that submission's ``Verdict`` (a ``no_source``
+    one without a submission) and ``submissions`` every reply the tool received, in order.
     """
 
     def __init__(self, judge: Evaluator | JudgeQueue, device: str = "auto", context: str = "docs", max_turns: int = 4,
@@ -57,14 +63,15 @@ class KernelOptToolEnv:
                                  max_turns=max_turns, target_speedup=target_speedup,
                                  context_budget_chars=context_budget_chars)
         self.rewards: list[float] = []
-        self._reward: float | None = None
+        self.submissions: list[str] = []
+        self._verdict = None
         self._done = True
         self.turns = 0
 
     def reset(self, task: str, **row) -> str:
         """Start an episode on ``task``; returns the tool note appended to the prompt."""
         self._env.reset(options={"task": task})
-        self._reward, self._done, self.turns, self.rewards = None, False, 0, []
+        self._verdict, self._done, self.turns, self.rewards, self.submissions = None, False, 0, [], []
         return SUBMIT_NOTE
 
     def submit_kernel(self, source: str) -> str:
@@ -80,23 +87,32 @@ class KernelOptToolEnv:
         """
         if self._done:
             return "The episode is over: no more submissions are judged."
+        self.submissions.append(source)
         candidate, verdict = self._env.prepare_step(source)
         if verdict is None:
             verdict = self._judge.judge(self._env.task_id, candidate)
         obs, reward, terminated, truncated, info = self._env.finish_step(candidate, verdict)
-        self._reward, self.turns = float(reward), self.turns + 1
+        self._verdict, self.turns = verdict, self.turns + 1
         self.rewards.append(float(reward))
         self._done = terminated or truncated
         end = " The episode is over." if self._done else f" Turns left: {self._env.max_turns - self.turns}."
         sections = turn_sections(info["current_source"], obs["feedback"], info["turn"], self._env.max_turns)
         return f"{sections}\n\nReward {reward:.3f}.{end}"
 
-    def get_reward(self) -> float:
+    @property
+    def reward(self) -> float:
         """The env's reward of the last submission (``NO_SUBMISSION_REWARD`` without one).
 
         ``rewards`` keeps every submission's reward in order, for turn-level credit assignment
         (Dr. Kernel's TRLOO: a turn's return against the leave-one-out mean of the group)."""
-        return NO_SUBMISSION_REWARD if self._reward is None else self._reward
+        return NO_SUBMISSION_REWARD if self._verdict is None else self.rewards[-1]
+
+    @property
+    def verdict(self):
+        """The last submission's ``Verdict``; a ``no_source`` one when the model never submitted."""
+        if self._verdict is None:
+            return no_source_verdict(self._env.task_id, self._judge.device, "the model never called submit_kernel")
+        return self._verdict
 
 
 @dataclass

@@ -78,3 +78,35 @@ def test_a_bf16_checkpoint_loads_with_float32_master_weights(tiny_model, tmp_pat
     AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.bfloat16).save_pretrained(tmp_path / "bf16")
     model = load_policy_model(TrainConfig(model=str(tmp_path / "bf16")))
     assert {p.dtype for p in model.parameters()} == {torch.float32}
+
+
+def test_a_lora_run_trains_its_adapter_and_resumes_on_its_recorded_split(tiny_model, tmp_path):
+    from peft import PeftModel
+
+    from training.reward import completion_text
+
+    def by_length(prompts, completions, **kwargs):  # no judge: rewards that differ, so gradients flow
+        return [float(len(completion_text(c)) % 5) for c in completions]
+
+    out = tmp_path / "lora"
+    fields = dict(model=tiny_model, output_dir=str(out), context="none", batch_size=2, num_generations=2,
+                  max_completion_length=6, learning_rate=1e-2, device="cpu", judge_device="cpu", report_to="none",
+                  tasks=["vector_add_fp32", "rmsnorm_bf16"], eval_fraction=0.5, eval_steps=-1, save_steps=1,
+                  use_peft=True, lora_r=4, lora_target_modules=["q_proj", "v_proj"],
+                  extra={"gradient_checkpointing": False})
+    first = train(TrainConfig(max_steps=1, **fields), reward_func=by_length)
+    split = json.loads((out / "run_metadata.json").read_text())["split"]
+    assert isinstance(first.model, PeftModel) and (out / "checkpoint-1" / "adapter_config.json").exists()
+    lora_b = {k: v for k, v in first.model.state_dict().items() if "lora_B" in k}
+    assert lora_b and any(v.abs().sum() > 0 for v in lora_b.values())  # LoRA's B starts at zero: it trained
+    base = AutoModelForCausalLM.from_pretrained(tiny_model).state_dict()
+    merged_free = {k.replace("base_model.model.", "").replace(".base_layer", ""): v
+                   for k, v in first.model.state_dict().items() if "lora_" not in k}
+    assert all(torch.equal(base[k], merged_free[k].cpu()) for k in base if k in merged_free)  # base untouched
+
+    # a different split seed: the resumed run still trains on the split its first part recorded
+    second = train(TrainConfig(max_steps=2, resume_from_checkpoint="latest", split_seed=7, **fields),
+                   reward_func=by_length)
+    assert second.state.global_step == 2 and json.loads((out / "run_metadata.json").read_text())["split"] == split
+    assert [h["step"] for h in second.state.log_history if "reward" in h] == [1, 2]
+    assert (out / "adapter_model.safetensors").exists() and not (out / "model.safetensors").exists()

@@ -1,4 +1,5 @@
-"""Multi-turn GRPO: the tool env steps ``KernelOptEnv`` and TRL accepts it as an ``environment_factory``."""
+"""Multi-turn GRPO's tool env: ``submit_kernel`` steps ``KernelOptEnv``, the episode reward keeps
+rollouts and judge rates as the single-turn reward does, and the factory pickles and batches."""
 
 import json
 
@@ -9,23 +10,23 @@ from hawkeye_env.judge.parent.evaluator import Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.tasks.registry import get_task, solution_source
 from reward.score import REWARD_CORRECT
-from training.config import TrainConfig
 from training.data import fenced
-from training.grpo import train
+from training.reward import make_episode_reward_func
 from training.tool_env import NO_SUBMISSION_REWARD, SUBMIT_NOTE, make_environment_factory
 
 TASK = "vector_add_fp32"
 
 
-def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs():
-    env = make_environment_factory(Evaluator(ResultStore(":memory:")), device="cpu", context="none", max_turns=3)()
+def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs(tmp_path):
+    factory = make_environment_factory(Evaluator(ResultStore(":memory:")), device="cpu", context="none", max_turns=3)
+    env = factory()
     assert env.reset(task=TASK, prompt=[]) == SUBMIT_NOTE
-    assert env.get_reward() == NO_SUBMISSION_REWARD
+    assert env.reward == NO_SUBMISSION_REWARD
     solution = solution_source(get_task(TASK))
     wrong = solution.replace("a + b, mask=mask", "a - b, mask=mask")
 
     feedback = env.submit_kernel(fenced(wrong))
-    assert "Reward -0.500" in feedback and "Turns left: 2" in feedback and env.get_reward() == -0.5
+    assert "Reward -0.500" in feedback and "Turns left: 2" in feedback and env.reward == -0.5
     reference_turn = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none", max_turns=3)
     reference_turn.reset(options={"task": TASK})
     obs = reference_turn.step(fenced(wrong))[0]
@@ -37,8 +38,23 @@ def test_submit_kernel_steps_the_env_and_the_reward_is_the_envs():
     assert headline.startswith("[vector_add_fp32 on cpu] INCORRECT") and f"attempt\n{headline}\n" in obs["prompt"]
     reference_turn.close()
     feedback = env.submit_kernel(fenced(solution))
-    assert "episode is over" in feedback and env.get_reward() == REWARD_CORRECT
-    assert "episode is over" in env.submit_kernel(fenced(wrong)) and env.get_reward() == REWARD_CORRECT
+    assert "episode is over" in feedback and env.reward == REWARD_CORRECT
+    assert "episode is over" in env.submit_kernel(fenced(wrong)) and env.reward == REWARD_CORRECT
+    assert env.submissions == [fenced(wrong), fenced(solution)] and env.verdict.stage.value == "correct"
+
+    # the recipe's episode reward: the envs' rewards, the judge rates and rollouts as single-turn keeps them
+    silent = factory()
+    silent.reset(task=TASK)
+    logged, path = {}, tmp_path / "rollouts.jsonl"
+    rewards = make_episode_reward_func(path)(prompts=[[]] * 2, completions=[[{"role": "assistant", "content": ""}]] * 2,
+                                             environments=[env, silent], task=[TASK] * 2,
+                                             log_metric=logged.__setitem__)
+    assert rewards == [REWARD_CORRECT, NO_SUBMISSION_REWARD]
+    rates = ("judge/correct_rate", "judge/compile_rate", "judge/no_source_rate")
+    assert [logged[name] for name in rates] == [0.5, 0.5, 0.5]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["step"], r["split"], r["stage"], r["reward"], r["turn_rewards"], len(r["submissions"])) for r in rows] \
+        == [(0, "train", "correct", REWARD_CORRECT, [-0.5, REWARD_CORRECT], 2), (0, "train", "no_source", -1.0, [], 0)]
 
     reference = KernelOptEnv(tasks=[TASK], store=":memory:", device="cpu", context="none", max_turns=3,
                              target_speedup=None)
@@ -60,20 +76,6 @@ def test_submit_kernel_has_a_tool_schema():
     assert SUBMIT_TOOL["function"]["parameters"]["required"] == schema["function"]["parameters"]["required"]
     assert (SUBMIT_TOOL["function"]["parameters"]["properties"]["source"]["type"]
             == schema["function"]["parameters"]["properties"]["source"]["type"])
-
-
-def test_multi_turn_grpo_runs_with_the_env_reward(tiny_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    config = TrainConfig(model=tiny_model, output_dir=str(tmp_path / "mt"), context="none", max_steps=2,
-                         batch_size=4, num_generations=4, max_completion_length=16, device="cpu",
-                         judge_device="cpu", store=":memory:", multi_turn=True, max_turns=2, save_steps=1000,
-                         report_to="none")
-    trainer = train(config, split={"train": [TASK], "eval": []})
-    logs = [h for h in trainer.state.log_history if "reward" in h]
-    assert len(logs) == 2
-    # The random tiny model never calls the tool, so every rollout gets the no-submission reward.
-    assert all(h["rewards/KernelOptToolEnv/mean"] == NO_SUBMISSION_REWARD for h in logs)
-    assert all(env.turns == 0 for env in trainer.environments)
 
 
 def test_environment_factory_pickles_and_judges_a_batch_of_calls_together(tmp_path):
