@@ -5,18 +5,23 @@
     python -m bench.benchmarks_doc --check   # exit 1 when BENCHMARKS.md differs from what it would write
 
 ``AREAS`` is the one table of what BENCHMARKS.md shows: per area, the template's placeholder, the
-function that renders its results schema, the results files (under ``bench/results/``; later files
-replace earlier ones where a schema says so) and the command that reproduces them. A placeholder
-``{{table:KEY}}`` on a line of its own in the template becomes a line naming the GPU, date, software
-and command of the files, then the table. To replace a result, point its area at the new file; to
-add an area, add a row here and its placeholder to the template. Every file under
-``bench/results/`` is read by some area (``tests/evals/test_benchmarks_doc.py`` checks it), so a
-superseded file is deleted, not left beside its successor (git keeps it).
+function that renders its results schema, the results files (in the area's folder
+``bench/results/<key>/``, or the ``folder`` it names; later files replace earlier ones where a
+schema says so) and the command that reproduces them. A placeholder ``{{table:KEY}}`` on a line of
+its own in the template becomes a line naming the GPU, date, software, commit and command of the
+files, then the table. To replace a result, put the new file in the area's folder, point the area
+at it and delete the old one; to add an area, add a row here, its folder and its placeholder to the
+template. Every file under ``bench/results/`` is read by some area
+(``tests/evals/test_benchmarks_doc.py`` checks it), so a superseded file is deleted, not left beside
+its successor (git keeps it; ``dev/LOG.md`` tells its story).
 
-Where a file records its own date, GPU, software versions or command (``date``, ``versions``,
-``driver``, ``command``/``commands``, ``bench.calibrate``'s ``args``, a sweep's ``env`` row, a
-``hawkeye eval`` folder's config), those are shown; an area's ``versions`` fills in what a file
-cannot record (a pytest log, an Nsight Compute report), and the file name gives the GPU and date.
+A file written by a runner of ``bench/`` records its own provenance (``bench.provenance``: ``date``,
+``gpu``, ``driver``, ``versions``, ``commit``, ``command``; a JSON-lines file in its ``provenance``
+row). Of files written before that, what they record is shown (``date``, ``versions``, ``driver``,
+``command``/``commands``, ``bench.calibrate``'s ``args``, a sweep's ``env`` row, a ``hawkeye eval``
+folder's config, a ``git_commit``); an area's ``versions`` fills in what a file cannot record (a
+pytest log, an Nsight Compute report), the file name gives the GPU and date, and no commit is shown
+where none was recorded.
 """
 
 from __future__ import annotations
