@@ -38,6 +38,7 @@ from pathlib import Path
 from bench import tables as judge
 from bench import tables_envelope as envelope
 from bench import tables_product as product
+from bench import tables_served as served
 from bench.tables import Loaded
 from bench.kerneldev import tables as kerneldev
 
@@ -117,6 +118,7 @@ AREAS: tuple[Area, ...] = (
          "vendor_baselines=False)), eight in flight"),
     Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),
          "python -m pytest tests/test_edits_adversarial.py"),
+    Area("served-load", served.served_load, ("served-load-cpu-2026-12-05.json",)),
     Area("judge-calibration", judge.calibration_rates,
          ("judge-calibration-h200-2026-12-02.json", "judge-calibration-gluon-h200-2026-12-03.json",
           "judge-calibration-delta-h200-2026-12-03.json", "judge-calibration-fp4-delta-h200-2026-12-03.json",

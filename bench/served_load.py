@@ -26,9 +26,7 @@ memory (resident and peak) and its log's ERROR lines and tracebacks.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import sys
 import threading
 import time
@@ -37,6 +35,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.provenance import provenance
 from bench.scripted_judge import TASK, scripted_reply
 from bench.served_clients import HOSTILE, honest_session
 from bench.served_server import ScriptedServer, stored_verdicts
@@ -126,17 +125,14 @@ def run_phase(plan: LoadPlan, attacked: bool, workdir: Path) -> dict:
             "server": {**memory, **server.log_summary()}}
 
 
-def provenance(argv: list[str]) -> dict:
-    """Date, machine, commit, command and the serving stack's versions of this run."""
+def run_record(argv: list[str]) -> dict:
+    """``bench.provenance`` of this run, its versions with the serving stack's."""
     from importlib.metadata import version
 
-    from evals.provenance import git_commit
-
-    versions = {"python": platform.python_version()}
+    record = provenance("cpu", "bench.served_load", argv)
     for dist in ("hawkeye-env", "openenv-core", "uvicorn", "fastapi", "websockets"):
-        versions[dist] = version(dist)
-    return {"date": datetime.date.today().isoformat(), "gpu": "cpu", "cpu": platform.processor() or platform.machine(),
-            "commit": git_commit(), "command": " ".join(["python -m bench.served_load", *argv]), "versions": versions}
+        record["versions"][dist] = version(dist)
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("out") / "served-load")
     args = parser.parse_args(argv)
     plan = LoadPlan(**{k: getattr(args, k) for k in asdict(defaults)})
-    result = {**provenance(sys.argv[1:] if argv is None else argv), "task": TASK, "plan": asdict(plan), "phases": {}}
+    result = {**run_record(sys.argv[1:] if argv is None else argv), "task": TASK, "plan": asdict(plan), "phases": {}}
     out = args.out or OUT / f"served-load-cpu-{result['date']}.json"
     for name, attacked in (("alone", False), ("attacked", True)):
         result["phases"][name] = run_phase(plan, attacked, args.workdir / name)
