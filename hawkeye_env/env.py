@@ -28,7 +28,8 @@ from hawkeye_env.judge.parent.evaluator import Evaluator, resolve_device
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, CONTEXT_BUDGET_CHARS, MAX_TEXT_CHARS, make_observation, render_task
-from hawkeye_env.tasks.registry import get_task, list_tasks
+from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.tasks.selection import select_tasks
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION
 from units.index import CONTEXT_MODES, unit_context, units_for_tags
@@ -93,7 +94,8 @@ class KernelOptEnv(gymnasium.Env):
     there to stop at the first correct kernel. Truncated after ``max_turns`` steps otherwise.
 
     ## Arguments
-    ``tasks`` (ids to draw from; default all registered), ``evaluator`` (an ``Evaluator`` to share)
+    ``tasks`` (ids to draw from, a split such as ``"split:train"``, or a list mixing both; default all
+    registered), ``evaluator`` (an ``Evaluator`` to share)
     or ``store`` (a results-store path or ``":memory:"`` for a new one; pass a path, not an
     evaluator, through ``gymnasium.make`` when the spec is re-made, since specs deep-copy kwargs),
     ``device`` (``auto``, ``cpu``, ``cuda``), ``context`` (``none``, ``docs``, ``units``, ``full``),
@@ -147,11 +149,7 @@ class KernelOptEnv(gymnasium.Env):
                 "KernelOptEnv judges candidates in worker processes, which a daemonic process cannot "
                 "start; build vector envs with AsyncVectorEnv(..., shared_memory=False, daemon=False)"
             )
-        self.tasks = tuple(tasks) if tasks is not None else tuple(s.id for s in list_tasks())
-        if not self.tasks:
-            raise ValueError("tasks is empty")
-        for task_id in self.tasks:
-            get_task(task_id)
+        self.tasks = select_tasks(tasks)  # ids, "split:train" (tasks/selection.py) or None: every task
         self._owns_store = evaluator is None
         self.evaluator = evaluator if evaluator is not None else Evaluator(ResultStore(store))
         self.device = resolve_device(device)

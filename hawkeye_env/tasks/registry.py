@@ -7,8 +7,10 @@ expert ``ModelNew``) and ``__init__.py``, whose ``ORDER`` is the task's place in
 registry finds every ``<id>/task.py`` of this package (``shared/`` holds helpers several tasks
 use, and no task); nothing registers itself at import.
 
-User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``) hold
-one task module per top-level ``.py`` file and a ``TASK_FOLDER_MARKER`` file. They are registered
+User task folders (e.g. KernelBench files converted by ``hawkeye tasks import-kernelbench``, or
+tasks written by ``hawkeye tasks generate``) hold task modules as top-level ``.py`` files or as
+``<name>/task.py`` folders, and a ``TASK_FOLDER_MARKER`` file (``task_dirs`` says what else: an
+index read lazily, archives). They are registered
 at run time by ``register_tasks_from(folder)``, or by listing them in the ``HAWKEYE_TASK_DIRS``
 environment variable (``os.pathsep``-separated). Only those folders are read: a folder that merely
 lies on ``sys.path`` is never scanned, so a module planted there cannot become a task of the
@@ -28,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.task_dirs import eager_modules, index_stamp, read_index, resolve_entry
 
 TASKS_PACKAGE = "hawkeye_env.tasks"
 TASKS_DIR = Path(__file__).parent
@@ -39,15 +42,42 @@ TASK_FOLDER_MARKER = "HAWKEYE_TASKS"
 
 
 def user_task_dirs() -> list[str]:
-    """User task folders: the ``HAWKEYE_TASK_DIRS`` entries (``register_tasks_from`` adds to it)."""
-    dirs = [str(Path(d).resolve()) for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
+    """User task folders: the ``HAWKEYE_TASK_DIRS`` entries (``register_tasks_from`` adds to it),
+    archives as the folders they unpack to (``task_dirs.resolve_entry``)."""
+    dirs = [resolve_entry(d) for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
     return list(dict.fromkeys(dirs))
 
 
 def _folder_modules(folder: str) -> list[str]:
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    return [p.stem for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
+    return eager_modules(folder)
+
+
+def indexed_tasks() -> dict[str, dict]:
+    """Index entries of the user folders that have an index, by task id, read without importing
+    any task (``task_dirs.read_index``); the folders go on ``sys.path`` for ``get_task``."""
+    return _indexed(tuple((folder, index_stamp(folder)) for folder in user_task_dirs()))
+
+
+@cache
+def _indexed(stamped: tuple[tuple[str, tuple | None], ...]) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    for folder, _ in stamped:
+        entries = read_index(folder)
+        if entries and folder not in sys.path:
+            sys.path.insert(0, folder)
+        for task_id, entry in entries.items():
+            if task_id in found:
+                raise RuntimeError(f"duplicate task id {task_id} in the indexes of {folder}")
+            found[task_id] = entry
+    return found
+
+
+def registered_ids() -> list[str]:
+    """Every registered task id, in registration order, without importing an indexed task."""
+    specs = _specs()
+    return list(specs) + [i for i in indexed_tasks() if i not in specs]
 
 
 def _order(name: str) -> int:
@@ -77,9 +107,10 @@ def _specs() -> dict[str, TaskSpec]:
 
 
 def register_tasks_from(folder: str | os.PathLike) -> list[TaskSpec]:
-    """Register every task module in ``folder`` (top-level ``.py`` files defining ``SPEC``) for
-    this process and its children; returns the folder's specs."""
-    folder = str(Path(folder).resolve())
+    """Register every task module in ``folder`` (top-level ``.py`` files or ``<name>/task.py``
+    defining ``SPEC``; a folder or an archive) for this process and its children; returns the
+    specs it imported (none for a folder with an index, whose tasks load on first ``get_task``)."""
+    folder = resolve_entry(str(folder))
     dirs = [d for d in os.environ.get(TASK_DIRS_ENV, "").split(os.pathsep) if d]
     if folder not in dirs:
         os.environ[TASK_DIRS_ENV] = os.pathsep.join([*dirs, folder])
@@ -89,19 +120,28 @@ def register_tasks_from(folder: str | os.PathLike) -> list[TaskSpec]:
 
 
 def list_tasks() -> list[TaskSpec]:
-    """All registered tasks, in registration order."""
-    return list(_specs().values())
+    """All registered tasks, in registration order (this imports every indexed task:
+    ``registered_ids`` lists them without)."""
+    specs = _specs()
+    return list(specs.values()) + [get_task(i) for i in indexed_tasks() if i not in specs]
 
 
 def get_task(task_id: str) -> TaskSpec:
-    """The spec of ``task_id``; ``KeyError`` lists the known ids."""
+    """The spec of ``task_id`` (an indexed task's module is imported now); ``KeyError`` lists
+    the known ids (at most 50 of them)."""
     if task_id not in _specs():
         _specs.cache_clear()  # a task folder may have been registered since
-    try:
+    if task_id in _specs():
         return _specs()[task_id]
-    except KeyError:
-        known = ", ".join(_specs())
-        raise KeyError(f"unknown task {task_id!r}; known tasks: {known}") from None
+    entry = indexed_tasks().get(task_id)
+    if entry is None:
+        known = registered_ids()
+        more = f" and {len(known) - 50} more" if len(known) > 50 else ""
+        raise KeyError(f"unknown task {task_id!r}; known tasks: {', '.join(known[:50])}{more}")
+    spec = importlib.import_module(entry["module"]).SPEC
+    if spec.id != task_id:
+        raise RuntimeError(f"{entry['module']} defines task {spec.id!r}, its index says {task_id!r}")
+    return spec
 
 
 def task_module(spec: TaskSpec) -> ModuleType:
