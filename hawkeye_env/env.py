@@ -28,10 +28,11 @@ from hawkeye_env.judge.parent.evaluator import Evaluator, resolve_device
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, CONTEXT_BUDGET_CHARS, MAX_TEXT_CHARS, make_observation, render_task
+from hawkeye_env.profile_action import NOTHING_TO_PROFILE, REPLY_OPTION, is_profile_request, profile_feedback
 from hawkeye_env.tasks.registry import get_task
 from hawkeye_env.tasks.selection import select_tasks
 from hawkeye_env.tasks.spec import TaskSpec
-from reward import REWARD_VERSION
+from reward import REWARD_VERSION, REWARDS
 from units.index import CONTEXT_MODES, unit_context, units_for_tags
 
 #: Smallest ``max_text_chars``: the system prompt, reply format and a task's reference must fit.
@@ -80,7 +81,10 @@ class KernelOptEnv(gymnasium.Env):
     timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
     device time (the host launch kept out, reported in ``timing`` and the feedback) over the
     fastest judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has
-    ``measure_unit_gpu``) are diagnostic only: weight 0 in v3.
+    ``measure_unit_gpu``) are diagnostic only: weight 0 in v3. ``reward="sol-v1"`` pays by the
+    fraction of the task's speed of light instead (``0.2 + 0.8 f``; a timed verdict whose kernels
+    never issue the task's precision, ``Verdict.instructions``, paid 0.2): every version of
+    ``reward.REWARDS`` is selectable by its exact name, and ``info["reward_version"]`` names it.
 
     ## Starting State
     ``reset(seed=None, options=None)``: ``options["task"]`` picks the task, otherwise it is drawn
@@ -101,7 +105,10 @@ class KernelOptEnv(gymnasium.Env):
     ``device`` (``auto``, ``cpu``, ``cuda``), ``context`` (``none``, ``docs``, ``units``, ``full``),
     ``context_budget_chars`` (``observation.CONTEXT_BUDGET_CHARS``, 12000), ``max_turns`` (4),
     ``target_speedup`` (1.0 or None),
-    ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line).
+    ``max_text_chars`` (200000), ``render_mode`` (None or ``"ansi"``: last feedback and a status line),
+    ``reward`` (a ``reward.REWARDS`` version; default the current, v4), ``allow_profile`` (False: the
+    ``PROFILE`` action, ``hawkeye_env.profile_action``, re-submits the current source and adds its
+    kernels' profile to the feedback; off by default, so the default episode is the one its id names).
 
     Vector envs: ``gymnasium.make_vec("hawkeye/KernelOpt-v3", num_envs=N,
     vectorization_mode="vector_entry_point", ...)`` gives ``hawkeye_env.vector.KernelOptVectorEnv``,
@@ -135,6 +142,8 @@ class KernelOptEnv(gymnasium.Env):
         target_speedup: float | None = 1.0,
         max_text_chars: int = MAX_TEXT_CHARS,
         render_mode: str | None = None,
+        reward: str = REWARD_VERSION,
+        allow_profile: bool = False,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}")
@@ -157,6 +166,9 @@ class KernelOptEnv(gymnasium.Env):
         self.context, self.context_budget_chars = context, context_budget_chars
         self.max_turns, self.target_speedup, self.max_text_chars = max_turns, target_speedup, max_text_chars
         self.render_mode = render_mode
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, not {reward!r}")
+        self.reward_version, self.allow_profile, self._profiling = reward, bool(allow_profile), False
 
         def text() -> spaces.Text:
             return spaces.Text(max_text_chars, min_length=0, charset=CHARSET)
@@ -196,7 +208,7 @@ class KernelOptEnv(gymnasium.Env):
         self._turn, self._best, self._done = 0, 0.0, False
         self._baselines, self._last = {}, None
         return self._observation(), {"task": self._task.id, "turn": 0, "best_speedup": 0.0,
-                                     "reward_version": REWARD_VERSION}
+                                     "reward_version": self.reward_version}
 
     def step(self, action: str):
         candidate, verdict = self.prepare_step(action)
@@ -219,6 +231,9 @@ class KernelOptEnv(gymnasium.Env):
         if not isinstance(action, str):
             raise TypeError(f"an action is a str, not {type(action).__name__}")
         self._turn += 1
+        self._profiling = self.allow_profile and is_profile_request(action)
+        if self._profiling:  # re-submits the current source (profile_action.py)
+            return (self._source, None) if self._source else ("", self._unjudged(EditError(NOTHING_TO_PROFILE)))
         try:
             return self._candidate(action), None
         except (EditError, ValueError, RecursionError) as exc:
@@ -241,6 +256,15 @@ class KernelOptEnv(gymnasium.Env):
                 self._best = max(self._best, float(s))
         if verdict.correct:
             notes += unit_metric_lines(self._task, verdict)
+        paid = float(verdict.reward) if self.reward_version == verdict.reward_version else \
+            float(REWARDS[self.reward_version](verdict))
+        if self.reward_version != verdict.reward_version:
+            notes.append(f"Reward under {self.reward_version} (this env's): {paid:.3f}.")
+        profile = {}
+        if self._profiling and verdict.compiled:
+            text, profile = profile_feedback(self.evaluator, self._task.id, candidate, self.device)
+            notes.append(text)
+        self._profiling = False
         self._feedback = "\n".join([verdict.feedback, *notes])
         self._last = verdict
         terminated = bool(verdict.correct and (self.target_speedup is None or self._best >= self.target_speedup))
@@ -249,9 +273,11 @@ class KernelOptEnv(gymnasium.Env):
         info = {
             "verdict": verdict.to_dict(), "source": candidate, "current_source": self._source,
             "task": self._task.id, "turn": self._turn, "best_speedup": self._best,
-            "reward_version": verdict.reward_version,
+            "reward_version": self.reward_version,
         }
-        return self._observation(), float(verdict.reward), terminated, truncated, info
+        if profile:
+            info["profile"] = profile
+        return self._observation(), paid, terminated, truncated, info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -293,6 +319,7 @@ class KernelOptEnv(gymnasium.Env):
             render_task(task, self.device, self.gpu, self._baselines), self._units[task.id], self._source,
             self._feedback, context=self.context, turn=self._turn, max_turns=self.max_turns,
             best_speedup=self._best, max_length=self.max_text_chars,
+            reply_options=REPLY_OPTION if self.allow_profile else "",
         )
 
 

@@ -188,13 +188,15 @@ def turn_sections(source: str, feedback: str, turn: int, max_turns: int) -> str:
 
 def build_messages(
     task: str, units: str, source: str, feedback: str, context: str = "docs", turn: int = 0, max_turns: int = 4,
+    reply_options: str = "",
 ) -> list[dict[str, str]]:
-    """Chat messages ``[system, user]``: the contract, then task, units, source, feedback, reply format."""
+    """Chat messages ``[system, user]``: the contract, then task, units, source, feedback, reply format
+    (with ``reply_options`` appended: the profile action's, ``profile_action.REPLY_OPTION``)."""
     parts = [task]
     if units:
         parts.append(UNITS_TEMPLATE.format(mode=context, units=units))
     parts.append(turn_sections(source, feedback, turn, max_turns))
-    parts.append(REPLY_FORMAT)
+    parts.append(REPLY_FORMAT + ("\n" + reply_options if reply_options else ""))
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -223,11 +225,11 @@ def messages_json(messages: list[dict[str, str]], max_length: int = MAX_TEXT_CHA
 
 def make_observation(
     task: str, units: str, source: str, feedback: str, *, context: str, turn: int, max_turns: int,
-    best_speedup: float, max_length: int = MAX_TEXT_CHARS,
+    best_speedup: float, max_length: int = MAX_TEXT_CHARS, reply_options: str = "",
 ) -> dict:
     """The env's observation dict; every string is sanitized into ``text_space(max_length)``."""
     task, units, source, feedback = (sanitize(t, max_length) for t in (task, units, source, feedback))
-    messages = build_messages(task, units, source, feedback, context, turn, max_turns)
+    messages = build_messages(task, units, source, feedback, context, turn, max_turns, reply_options)
     return {
         "task": task,
         "units": units,

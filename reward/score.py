@@ -63,7 +63,43 @@ v2       ``s`` from device times with the host launch kept out (reported as ``ho
 v3       v2's function; ``s``'s times come from the trusted replay of the candidate's launch plan
 v4       a CPU verdict whose kernels the interpreter cannot run (``failure == not_checkable_on_cpu``)
          pays 0.0 instead of -0.5
+sol-v1   beside v4, not after it (``REWARD_VERSION`` stays v4): v4's table with the timed rows paid
+         by the fraction of the speed of light, and a timed verdict whose kernels never issued the
+         task's precision paid as untimed (below)
 =======  ==========================================================================================
+
+The speed-of-light reward, ``sol-v1`` (``REWARDS["sol-v1"]``; the env's ``reward="sol-v1"``):
+
+==============================  =====================  =============================================
+Case                            Reward                 Why
+==============================  =====================  =============================================
+every row of v4's table but     as v4                  The same order of outcomes: hacks, failures,
+the timed, good one                                    the not-checkable CPU case, untimed correct.
+``CORRECT``, timed, good ``f``  ``0.2 + 0.8*min(f,1)`` ``f`` is ``timing["sol_fraction"]``: the
+                                                       task's speed of light over the candidate's
+                                                       device time. Rises strictly as the time
+                                                       falls, 1.0 only at the speed of light.
+``CORRECT``, timed, the task's  ``0.2``                The kernels' machine code shows no tensor-core
+precision never issued                                 instruction on the task's operand types
+(``instructions["passed"]``                            (``Verdict.instructions``): an FP8 GEMM
+is False)                                              answered with bf16 MMAs is correct, but its
+                                                       speed is not the task's. Paid as untimed,
+                                                       still above every failure; evidence that
+                                                       could not be read (``passed`` None) makes no
+                                                       claim and changes nothing.
+``CORRECT``, timed, bad ``f``   ``0.2``                A missing (a verdict stored before the field),
+                                                       NaN, infinite, zero or negative fraction.
+==============================  =====================  =============================================
+
+Why the fraction of the speed of light, not the fraction of the gap to it closed from the best
+baseline (``(t_base - t) / (t_base - t_sol)``): the gap's denominator is the baseline's distance to
+the speed of light, which differs from task to task and is small exactly where a baseline is good
+(a bandwidth-bound op torch.compile runs at 90% of it: there 3% of timing noise moves the score by
+0.3), and a kernel slower than the baseline scores without a lower bound. ``t_sol / t`` needs no
+baseline measurement (its only noise is the candidate's own time), lies in (0, 1] for every time
+the roofline floor allows, and reads the same on every task. Its cost: a task whose speed of light
+is out of reach in practice (a launch-bound shape) pays every kernel less; within a task, which is
+what a group-relative policy gradient compares, it ranks kernels exactly as their times do.
 """
 
 from __future__ import annotations
@@ -78,7 +114,8 @@ REWARD_VERSION = "v4"
 class ScoredVerdict(Protocol):
     """What a reward reads of a verdict: the fields of ``hawkeye_env.judge.shared.verdict.Verdict`` it
     uses, so the reward imports nothing of the judge (the judge imports the reward). ``stage`` and
-    ``failure`` are names or ``str`` enums, read by value; ``failure`` may be absent (v1-v3)."""
+    ``failure`` are names or ``str`` enums, read by value; ``failure`` may be absent (v1-v3),
+    ``instructions`` too (every version but sol-v1)."""
 
     stage: str
     violations: list
@@ -167,10 +204,36 @@ def reward_v4(verdict: ScoredVerdict) -> float:
     return _scored(verdict, imprecise_pays_floor=True, not_checkable_free=True)
 
 
+def usable_sol_fraction(verdict: ScoredVerdict) -> float | None:
+    """``timing["sol_fraction"]`` capped at 1.0 when it is finite and > 0, else None."""
+    try:
+        f = float(verdict.timing.get("sol_fraction"))
+    except (TypeError, ValueError):
+        return None
+    return min(f, 1.0) if math.isfinite(f) and f > 0.0 else None
+
+
+def sol_reward(f: float) -> float:
+    """``0.2 + 0.8 * f`` for a speed-of-light fraction ``f`` in (0, 1]."""
+    return min(REWARD_MAX, max(REWARD_CORRECT, REWARD_CORRECT + SPEEDUP_SPAN * f))
+
+
+def reward_sol_v1(verdict: ScoredVerdict) -> float:
+    """The speed-of-light reward (module docstring, ``sol-v1``)."""
+    paid = reward_v4(verdict)
+    if paid <= REWARD_CORRECT or not verdict.timed:
+        return paid  # a failure, the not-checkable case, an untimed or imprecise correct verdict
+    if (getattr(verdict, "instructions", None) or {}).get("passed") is False:
+        return REWARD_CORRECT
+    f = usable_sol_fraction(verdict)
+    return REWARD_CORRECT if f is None else sol_reward(f)
+
+
 REWARDS: dict[str, Callable[[ScoredVerdict], float]] = {"v1": reward_v1, "v2": reward_v2, "v3": reward_v2,
-                                                        "v4": reward_v4}
+                                                        "v4": reward_v4, "sol-v1": reward_sol_v1}
 reward = REWARDS[REWARD_VERSION]
 
 __all__ = ["FAILURE_REWARD", "REWARD_COMPILE_ERROR", "REWARD_CORRECT", "REWARD_INCORRECT", "REWARD_RUNTIME_ERROR",
-           "REWARD_VIOLATION", "REWARDS", "REWARD_VERSION", "ScoredVerdict", "reward", "reward_v1", "reward_v2",
-           "reward_v4", "speedup_reward", "stage_name", "usable_speedup"]
+           "REWARD_VIOLATION", "REWARDS", "REWARD_VERSION", "ScoredVerdict", "reward", "reward_sol_v1", "reward_v1",
+           "reward_v2", "reward_v4", "sol_reward", "speedup_reward", "stage_name", "usable_sol_fraction",
+           "usable_speedup"]

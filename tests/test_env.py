@@ -27,7 +27,7 @@ from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CHARSET, TRUNCATION_MARKER, make_observation, sanitize
 from hawkeye_env.registration import KERNEL_OPT_ID, register_envs
 from hawkeye_env.tasks.registry import get_task, list_tasks
-from reward.score import REWARD_CORRECT, REWARD_INCORRECT
+from reward.score import REWARD_CORRECT, REWARD_INCORRECT, REWARD_VERSION
 from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK
 from units.index import unit_context
 
@@ -96,7 +96,7 @@ def test_scripted_episode_broken_then_fixed(evaluator) -> None:
     assert r2 == REWARD_CORRECT > r1
     assert terminated and not truncated
     assert info["verdict"]["stage"] == "correct" and info["verdict"]["correct"]
-    assert info["reward_version"] == "v3" and info["turn"] == 2 and info["best_speedup"] == 0.0
+    assert info["reward_version"] == REWARD_VERSION and info["turn"] == 2 and info["best_speedup"] == 0.0
     assert obs["source"] == SOLUTION and obs in env.observation_space
     assert json.loads(obs["messages"])[1]["content"].count("CORRECT") >= 1
     with pytest.raises(RuntimeError, match="reset"):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hawkeye_env.judge.shared.verdict import VIOLATION_CODES, Stage, Verdict, Violation
 from reward import REWARD_VERSION, REWARDS, reward
 from reward import score as v1
-from reward.score import reward_v1, reward_v2, reward_v4
+from reward.score import reward_sol_v1, reward_v1, reward_v2, reward_v4
 
 FAILURE_STAGES = [s for s in Stage if s != Stage.CORRECT]
 BASELINES = ["eager", "compile", "vendor"]
@@ -230,7 +230,7 @@ def test_the_reward_s_stage_names_are_the_judge_s():
 def test_v3_is_v2s_function_under_its_own_version() -> None:
     """v3 changes what the speedup is measured from (device time alone), not the table."""
     assert REWARDS["v3"] is REWARDS["v2"] is reward_v2
-    assert list(REWARDS) == ["v1", "v2", "v3", "v4"]
+    assert list(REWARDS) == ["v1", "v2", "v3", "v4", "sol-v1"]
 
 
 def test_v4_pays_a_kernel_the_cpu_cannot_check_nothing_and_is_v3_otherwise() -> None:
@@ -265,3 +265,75 @@ def test_a_verdict_keeps_its_failure_kind_through_a_dict():
     assert d["failure"] == "not_checkable_on_cpu" and Verdict.from_dict(d).failure is Failure.NOT_CHECKABLE_ON_CPU
     del d["failure"]  # a verdict stored before the field existed
     assert Verdict.from_dict(d).failure is Failure.NONE
+
+
+# ---- sol-v1: the speed-of-light reward -------------------------------------------------------
+
+
+def at_light(f, *, passed=None, precise=True) -> Verdict:
+    """A clean timed verdict at parity with its baselines whose time is ``f`` of the speed of light."""
+    v = timed(1.0)
+    v.timing = {"precise": precise, "sol_fraction": f}
+    if passed is not None:
+        v.instructions = {"required": ["E4M3", "E5M2"], "passed": passed}
+    return v
+
+
+sol_fractions = st.floats(min_value=1e-9, max_value=1.0, allow_nan=False)
+
+
+def test_sol_v1_pays_the_fraction_of_the_speed_of_light():
+    assert REWARDS["sol-v1"] is reward_sol_v1 and REWARD_VERSION == "v4"  # beside v4, not after it
+    assert reward_sol_v1(at_light(0.5)) == pytest.approx(0.6)
+    assert reward_sol_v1(at_light(0.25)) == pytest.approx(0.4)
+    assert reward_sol_v1(at_light(1.0)) == 1.0
+    assert reward_sol_v1(at_light(3.0)) == 1.0  # under the speed of light but over the floor: capped
+
+
+@pytest.mark.parametrize("f", [math.nan, math.inf, -math.inf, 0.0, -0.5, None, "fast"])
+def test_sol_v1_pays_a_broken_fraction_as_untimed(f):
+    assert reward_sol_v1(at_light(f)) == v1.REWARD_CORRECT
+    missing = at_light(0.5)
+    del missing.timing["sol_fraction"]  # a verdict stored before the field
+    assert reward_sol_v1(missing) == v1.REWARD_CORRECT
+
+
+def test_sol_v1_pays_a_verdict_that_never_issued_the_tasks_precision_as_untimed():
+    """The bf16 shortcut of an FP8 task: correct and timed, its instruction evidence failed."""
+    assert reward_sol_v1(at_light(0.9, passed=False)) == v1.REWARD_CORRECT
+    assert reward_sol_v1(at_light(0.9, passed=True)) == pytest.approx(0.92)
+    assert reward_sol_v1(at_light(0.9, passed=None)) == pytest.approx(0.92)  # unreadable: no claim
+    assert reward_v4(at_light(0.9, passed=False)) == reward_v4(at_light(0.9))  # v4 does not read it
+
+
+def test_sol_v1_keeps_v4s_other_rows():
+    assert reward_sol_v1(at_light(0.9, precise=False)) == v1.REWARD_CORRECT
+    untimed = at_light(0.9)
+    untimed.timed = False
+    assert reward_sol_v1(untimed) == v1.REWARD_CORRECT
+    for stage in FAILURE_STAGES:
+        v = make(stage)
+        v.timing = {"sol_fraction": 1.0}
+        assert reward_sol_v1(v) == reward_v4(v)
+
+
+@given(sol_fractions, sol_fractions)
+def test_sol_v1_is_monotone_in_the_fraction(a: float, b: float):
+    lo, hi = sorted((a, b))
+    assert v1.REWARD_CORRECT < reward_sol_v1(at_light(lo)) <= reward_sol_v1(at_light(hi)) <= 1.0
+
+
+@given(any_verdict(), st.one_of(sol_fractions, any_float), st.sampled_from([None, True, False]))
+def test_sol_v1_is_bounded_and_never_pays_a_failure_more_than_v4(v: Verdict, f, passed):
+    v.timing = {"precise": True, "sol_fraction": f}
+    v.instructions = {} if passed is None else {"passed": passed}
+    r = reward_sol_v1(v)
+    assert isinstance(r, float) and math.isfinite(r) and -1.0 <= r <= 1.0
+    if v.violations or v.stage != Stage.CORRECT:
+        assert r == reward_v4(v)
+
+
+@given(correct_verdict(), failing_verdict(), st.one_of(sol_fractions, any_float))
+def test_sol_v1_every_correct_beats_every_failure(good: Verdict, bad: Verdict, f):
+    good.timing = {"precise": True, "sol_fraction": f}
+    assert reward_sol_v1(good) > reward_sol_v1(bad)

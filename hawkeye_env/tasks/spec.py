@@ -154,6 +154,13 @@ DELTA_RULE_BF16 = Tolerance(
            "reaches 5.2x the bf16 default on heavy-tailed inputs, H200 2026-11-30); fp8 (~3.6e-2) must fail",
 )
 
+# Tensor-core operand types (``TaskSpec.mma_operands``, SASS names): an FP8 task's matrix instructions
+# take fp8 operands; an FP4 task's, on Hopper (no FP4 tensor cores), its decoded values as fp8 (e2m1
+# values are exact in e4m3) or 16-bit floats, never tf32 or fp32 (the FP4 experts decode to bf16 for
+# wgmma: ``units/mxfp4_gemm``, ``units/nvfp4_gemm``).
+FP8_OPERANDS = ("E4M3", "E5M2")
+FP4_OPERANDS_SM90 = ("E4M3", "E5M2", "BF16", "F16")
+
 # Input distributions every verdict draws from. ``heavy_tailed`` is a Student-t with 3 degrees
 # of freedom (docs/threat-model.md #12): finite variance, but outliers 10x the RMS are common.
 DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed")
@@ -288,6 +295,11 @@ class TaskSpec:
         value_distributions: extra value distributions (``VALUE_DISTRIBUTIONS``), one trial each.
         large_magnitude: the scale of the ``large`` distribution (0: none), within what the
             reference and the dtype tolerate.
+        mma_operands: for a task whose precision is the point (FP8, FP4), the tensor-core operand
+            types (SASS names: ``E4M3``, ``E5M2``, ``BF16``, ``F16``) of which at least one of the
+            candidate's MMA instructions must take one: the verdict's instruction evidence
+            (``judge/parent/decide/instructions.py``) and the precision its speed of light is
+            measured at (``speed_of_light.precision_of``); empty for every other task.
     """
 
     id: str
@@ -311,6 +323,7 @@ class TaskSpec:
     layouts: tuple[str, ...] = ()
     value_distributions: tuple[str, ...] = ("zeros", "repeated")
     large_magnitude: float = 0.0
+    mma_operands: tuple[str, ...] = ()
 
     answer_is_copy: bool = False
 
@@ -370,4 +383,5 @@ class TaskSpec:
                               for d in ("cpu", "cuda")},
             "layouts": list(self.layouts),
             "value_distributions": list(self.extra_distributions()),
+            "mma_operands": list(self.mma_operands),
         }

@@ -49,6 +49,10 @@ class EvalConfig:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS)}")
 
+    def memory_limit_bytes(self, device: str) -> int:
+        """The worker's memory cap in bytes on ``device``: ``memory_limit_gb`` or its default."""
+        return int((self.memory_limit_gb or (8.0 if device == "cpu" else 48.0)) * 2**30)
+
     def key(self) -> dict:
         d = asdict(self)
         d.pop("seed")

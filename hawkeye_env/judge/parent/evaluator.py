@@ -29,7 +29,16 @@ import time
 import torch
 
 from hawkeye_env.judge.parent import baselines, record_replay
-from hawkeye_env.judge.parent.decide import checks, correctness, kernelbench_protocol, references, roofline, stall
+from hawkeye_env.judge.parent.decide import (
+    checks,
+    correctness,
+    instructions,
+    kernelbench_protocol,
+    references,
+    roofline,
+    speed_of_light,
+    stall,
+)
 from hawkeye_env.judge.parent.decide.comparing import comparing_on
 from hawkeye_env.judge.parent.decide.comparing import comparing_on as _comparing_on  # noqa: F401 - the tests' name
 from hawkeye_env.judge.parent.decide.finish import finish_verdict
@@ -131,7 +140,7 @@ class Evaluator:
 
     def _judge(self, spec: TaskSpec, source: str, device: str, v: Verdict, lane: Lane | None = None) -> None:
         started = time.monotonic()
-        passed = self._static(source, v)
+        passed = self.check_static(source, v)
         v.profile["static_s"] = time.monotonic() - started
         if not passed:
             return
@@ -234,7 +243,7 @@ class Evaluator:
         return {task: missing[task] for task in task_ids}
 
     def _memory_limit_bytes(self, device: str) -> int:
-        return int((self.config.memory_limit_gb or (8.0 if device == "cpu" else 48.0)) * 2**30)
+        return self.config.memory_limit_bytes(device)
 
     def _run(self, spec: TaskSpec, job: Job, shape: dict, cached_baselines: dict, v: Verdict,
              lane: Lane | None) -> None:
@@ -244,7 +253,8 @@ class Evaluator:
         device = job["device"]
         if record_replay.mode(device) == "replay":
             reply = record_replay.record_and_replay(job, spec.allowed_ops, self.config.timeout_s,
-                                               self._memory_limit_bytes(device), lane, v)
+                                                    self._memory_limit_bytes(device), lane, v,
+                                                    instructions=bool(spec.mma_operands))
         else:
             outcome = run_job.run_in_worker(job, self.config.timeout_s, self._memory_limit_bytes(device), lane)
             v.profile.update(record_replay.worker_profile(outcome))
@@ -269,6 +279,7 @@ class Evaluator:
         outputs are compared on ``compare_device``."""
         if record_replay.decided_by_reply(reply, v):
             return
+        v.instructions = instructions.evidence(spec, reply.get("instructions"))
         job, reply = kernelbench_protocol.judge_and_strip(spec, job, reply, compare_device, v,
                                                           self.config.kernelbench_atol, self.config.kernelbench_rtol)
         references.fill_trial_references(spec, job, reply, compare_device)
@@ -279,7 +290,9 @@ class Evaluator:
             references.fill_kept_references(spec, job, reply, compare_device)
             self._check_timing(spec, shape, compare_device, reply["timing"], cached_baselines, v)
 
-    def _static(self, source: str, v: Verdict) -> bool:
+    def check_static(self, source: str, v: Verdict) -> bool:
+        """Step 1 of the module docstring: whether ``source`` reaches a worker; otherwise ``v`` says
+        why (no source, a syntax error, the fast filter's findings)."""
         if not source.strip():
             v.stage, v.error = Stage.NO_SOURCE, "empty candidate: no source code was given"
             return False
@@ -334,6 +347,9 @@ class Evaluator:
             spec.flops(**shape), spec.bytes_moved(**shape), spec.dtypes[0], v.versions.get("gpu", "")
         )
         v.timing["roofline_floor_ms"] = floor
+        light = speed_of_light.speed_of_light(spec, shape, v.versions.get("gpu", ""), cand.get("sm_clock_mhz"))
+        v.timing.update(sol_ms=light.ms, sol_bound=light.bound, sol_precision=light.precision,
+                        sol_fraction=speed_of_light.fraction(light.ms, device_ms), sm_clock_mhz=light.clock_mhz)
         if device_ms < floor:
             v.violations.append(Violation(
                 "impossible_time", f"{device_ms:.4f} ms is below the roofline floor {floor:.4f} ms",

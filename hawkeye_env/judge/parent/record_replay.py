@@ -107,12 +107,11 @@ def checked(check, *args) -> str | None:
         return f"the reply breaks its validation ({type(exc).__name__})"
 
 
-def record_and_replay(job: Job, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
-                      lane, v: Verdict) -> dict | None:
-    """Steps 1-3 of the module docstring for ``job`` (the evaluator's CUDA job). Returns the
-    replay's reply, checked against ``job`` (the evaluator reads it as a worker's); None when
-    ``v`` is already decided (the worker failed or was rejected, the plans were refused or
-    malformed, the replay failed)."""
+def recorded_entries(job: Job, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
+                     lane, v: Verdict) -> list[dict] | None:
+    """Steps 1-2 of the module docstring for ``job``: the checked ``{"shape", "layout", "plan",
+    "kernels"}`` entries, one per recorded shape and layout; None when ``v`` is already decided
+    (the worker failed or was rejected, the plans were refused or malformed)."""
     record = {**job, "trials": recording_trials(job["trials"]), "timing": None, "record": True,
               "reply_limit_bytes": run_job.SMALL_REPLY_BYTES}
     if standby.enabled(job["device"]):  # the replay's process warms up while the worker records
@@ -148,9 +147,24 @@ def record_and_replay(job: Job, allowed_ops: frozenset[str], timeout_s: float, m
         entries.append({"shape": trial["shape"], "layout": trial.get("layout"), "plan": entry["plan"],
                         "kernels": entry["kernels"]})
     v.profile["plan_check_s"] = time.monotonic() - checking
+    return entries
+
+
+def record_and_replay(job: Job, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
+                      lane, v: Verdict, instructions: bool = False) -> dict | None:
+    """Steps 1-3 of the module docstring for ``job`` (the evaluator's job). Returns the replay's
+    reply, checked against ``job`` (the evaluator reads it as a worker's); None when ``v`` is
+    already decided (the worker failed or was rejected, the plans were refused or malformed, the
+    replay failed). ``instructions`` asks the replay for the kernels' machine-code facts too
+    (``ReplayJob.instructions``)."""
+    entries = recorded_entries(job, allowed_ops, timeout_s, memory_limit_bytes, lane, v)
+    if entries is None:
+        return None
     replay_job = {"kind": "replay", "task": job["task"], "device": job["device"], "trials": job["trials"],
                   "timing": job["timing"], "plans": launch_plan.to_job(entries),
                   "task_dirs": job.get("task_dirs") or []}
+    if instructions:
+        replay_job["instructions"] = True
     outcome = run_job.run_in_worker(replay_job, timeout_s, memory_limit_bytes, lane, serve=start.REPLAY_TARGET)
     v.profile.update({"replay_wall_s": outcome.wall_s, "replay_start_s": outcome.start_s,
                       "replay_standby_ready_s": outcome.standby_ready_s,
@@ -169,4 +183,4 @@ def record_and_replay(job: Job, allowed_ops: frozenset[str], timeout_s: float, m
 
 
 __all__ = ["ENV_FLAG", "checked", "decided_by_reply", "worker_profile",
-           "mode", "record_and_replay", "recording_trials", "worker_failure"]
+           "mode", "record_and_replay", "recorded_entries", "recording_trials", "worker_failure"]

@@ -40,6 +40,12 @@ _TRITON = "hawkeye_triton"
 # the Python builtins a kernel body may call, and all the replay binds besides a plan's checked names
 KERNEL_BUILTINS = frozenset({"range", "float", "int", "bool", "min", "max", "len", "abs", "isinstance", "zip",
                              "enumerate", "tuple"})
+# A CPU launch step may carry ``"options"``: the launch options the forward passed (an autotuner's
+# chosen configuration's included), which the interpreter ignores and the sm_90 cross-compile of a
+# profile reads (``sandboxed/replay/cross_compile.py``). Each is an integer in 1..MAX_LAUNCH_OPTION
+# (``maxnreg`` reaches 255 registers).
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+MAX_LAUNCH_OPTION = 256
 
 
 def is_source_kernel(k) -> bool:
@@ -102,4 +108,14 @@ def kernel_module_text(entry: dict, entries: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["KERNEL_BUILTINS", "KERNEL_MODULES", "is_source_kernel", "kernel_module_text"]
+def launch_options_problem(options) -> str | None:
+    """Why a CPU launch step's ``"options"`` are malformed (``LAUNCH_OPTIONS``), or None."""
+    if not isinstance(options, dict) or not set(options) <= set(LAUNCH_OPTIONS):
+        return "a launch's options are not a dict of known launch options"
+    if not all(type(v) is int and 1 <= v <= MAX_LAUNCH_OPTION for v in options.values()):
+        return f"a launch option is not an integer in 1..{MAX_LAUNCH_OPTION}"
+    return None
+
+
+__all__ = ["KERNEL_BUILTINS", "KERNEL_MODULES", "LAUNCH_OPTIONS", "MAX_LAUNCH_OPTION", "is_source_kernel",
+           "kernel_module_text", "launch_options_problem"]

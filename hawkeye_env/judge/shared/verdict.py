@@ -92,7 +92,11 @@ class Verdict:
     ``trials`` has one row per correctness trial (shape, distribution, order, worst errors).
     ``protocols`` maps another benchmark's protocol, judged beside ours when the config asks for
     it, to its outcome (``"kernelbench"``: ``kernelbench_protocol.report``); a report, never
-    read by the reward. ``feedback`` is the text an agent reads.
+    read by the reward. ``instructions`` is the instruction evidence of a task whose precision is
+    the point (``parent/decide/instructions.py``: ``required``, ``passed``, ``mma``, ``message``;
+    empty for other tasks). ``timing`` holds, besides the candidate's timing fields, the speed of
+    light of the timed shape (``sol_ms``, ``sol_fraction``: ``parent/decide/speed_of_light.py``).
+    ``feedback`` is the text an agent reads.
     """
 
     task: str
@@ -119,6 +123,7 @@ class Verdict:
     baselines_unavailable: dict[str, str] = field(default_factory=dict)
     protocols: dict[str, dict] = field(default_factory=dict)
     failure: Failure = Failure.NONE
+    instructions: dict = field(default_factory=dict)
 
     @property
     def scored_speedup(self) -> dict[str, float]:

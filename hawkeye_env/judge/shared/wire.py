@@ -85,15 +85,22 @@ class RecordedEntry(TypedDict, total=False):
 
 class ReplayJob(TypedDict, total=False):
     """What the parent sends the trusted replay: the job's trials and timing, and the checked plans
-    of every recorded shape and layout (``launch_plan.to_job``)."""
+    of every recorded shape and layout (``launch_plan.to_job``); ``instructions`` asks for the
+    kernels' machine-code facts beside the trials (a task whose precision is the point). A
+    ``"profile"`` job (``sandboxed/replay/profile_job.py``) holds one checked plan, the ``shape``
+    and ``seed`` of its forward, and whether to run Nsight Compute on it (``counters``, GPU)."""
 
-    kind: Literal["replay"]
+    kind: Literal["replay", "profile"]
     task: str
     device: Device
     trials: list[Trial]
     timing: TimingPlan | None
     plans: list[dict]
     task_dirs: list[str]
+    instructions: bool
+    shape: dict[str, int]
+    seed: int
+    counters: bool
 
 
 class FreshCall(TypedDict):
@@ -119,7 +126,10 @@ class Reply(TypedDict, total=False):
     """A worker's or the replay's final message: the stage it reached, its error text, the
     ``Failure`` it claims for a runtime error (only ``"not_checkable_on_cpu"``), the violations its
     guards saw as ``(code, message)`` pairs, the trial rows, the timing (GPU), its own step
-    timings, and for a recording the plans (``RecordedEntry``, one per recording trial)."""
+    timings, and for a recording the plans (``RecordedEntry``, one per recording trial). The
+    replay adds the kernels' machine-code facts (``kernels``: a profile; ``instructions``: a
+    verdict's, ``{"kernels": [...]}`` or ``{"error": text}``) and a profile's Nsight Compute
+    ``counters``."""
 
     kind: Literal["final"]
     stage: ReplyStage
@@ -130,6 +140,9 @@ class Reply(TypedDict, total=False):
     timing: dict
     profile: dict[str, float]
     plans: list[RecordedEntry]
+    kernels: list[dict]
+    instructions: dict
+    counters: dict
 
 
 __all__ = ["Device", "FreshCall", "Job", "Layout", "RecordedEntry", "Reply", "ReplayJob", "ReplyStage",

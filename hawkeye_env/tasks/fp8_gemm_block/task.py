@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.shared import gemm_baselines
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import FP8_OPERANDS, TaskSpec
 
 SCALE_BLOCK = 128  # rows and columns per scale (DeepSeek-V3's fp8 recipe)
 
@@ -109,6 +109,7 @@ SPEC = TaskSpec(
         1.0 * (M * K + N * K) + 4.0 * (_blocks(M) + _blocks(N)) * _blocks(K) + 2.0 * M * N
     ),
     tags=("fp8_gemm", "tiled_mma"),
+    mma_operands=FP8_OPERANDS,
     distributions=("normal", "uniform"),
     solution="hawkeye_env.tasks.fp8_gemm_block.solution",
     vendor_baselines={

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.shared import gemm_baselines
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import FP8_OPERANDS, TaskSpec
 
 
 class Model(nn.Module):
@@ -83,6 +83,7 @@ SPEC = TaskSpec(
     flops=lambda M, N, K, **_: 2.0 * M * N * K,
     bytes_moved=lambda M, N, K, **_: 1.0 * (M * K + N * K) + 2.0 * M * N,
     tags=("fp8_gemm", "tiled_mma"),
+    mma_operands=FP8_OPERANDS,
     distributions=("normal", "uniform"),
     solution="hawkeye_env.tasks.fp8_gemm_per_tensor.solution",
     vendor_baselines={

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.shared import gemm_baselines
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import FP4_OPERANDS_SM90, TaskSpec
 
 SCALE_GROUP = 32  # K values per e8m0 scale (OCP MX v1.0)
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -83,6 +83,7 @@ SPEC = TaskSpec(
     flops=lambda M, N, K, **_: 2.0 * M * N * K,
     bytes_moved=lambda M, N, K, **_: 2.0 * M * K + K * N / 2 + K * N / SCALE_GROUP + 2.0 * M * N,
     tags=("block_scaled_gemm",),
+    mma_operands=FP4_OPERANDS_SM90,
     solution="hawkeye_env.tasks.mxfp4_gemm_bf16.solution",
     vendor_baselines={"cublas_bf16": "hawkeye_env.tasks.mxfp4_gemm_bf16.task:cublas_bf16"},
     targets={"cublas_bf16": 1.0},

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from hawkeye_env.tasks.shared import gemm_baselines
-from hawkeye_env.tasks.spec import TaskSpec
+from hawkeye_env.tasks.spec import FP4_OPERANDS_SM90, TaskSpec
 
 SCALE_GROUP = 16  # K values per e4m3 scale (NVFP4)
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -95,6 +95,7 @@ SPEC = TaskSpec(
     flops=lambda M, N, K, **_: 2.0 * M * N * K,
     bytes_moved=lambda M, N, K, **_: 2.0 * M * K + K * N / 2 + K * N / SCALE_GROUP + 4.0 + 2.0 * M * N,
     tags=("block_scaled_gemm",),
+    mma_operands=FP4_OPERANDS_SM90,
     distributions=("normal", "uniform"),
     solution="hawkeye_env.tasks.nvfp4_gemm_bf16.solution",
     vendor_baselines={"cublas_bf16": "hawkeye_env.tasks.nvfp4_gemm_bf16.task:cublas_bf16"},

@@ -63,6 +63,19 @@ def quote(text: str) -> list[str]:
     return ["```text", *(QUOTE_PREFIX + _defenced(_cut(line)) for line in lines), "```"]
 
 
+def _light_lines(v: Verdict, cand: float) -> list[str]:
+    """The timed candidate against the task's speed of light (``speed_of_light.py``), or against the
+    roofline floor where a verdict has no speed of light (stored before it existed)."""
+    sol, share = v.timing.get("sol_ms"), v.timing.get("sol_fraction")
+    if sol and share is not None:
+        clock = v.timing.get("sm_clock_mhz")
+        at = f"at the {clock:.0f} MHz SM clock it ran at" if clock else "at datasheet clocks"
+        return [f"Speed of light {sol:.4f} ms ({v.timing.get('sol_bound')}-bound, {v.timing.get('sol_precision')} "
+                f"peak {at}): the candidate reaches {share:.0%} of it."]
+    floor = v.timing.get("roofline_floor_ms")
+    return [f"Roofline floor {floor:.4f} ms: the candidate runs at {floor / cand:.0%} of it."] if floor else []
+
+
 def _judge_lines(v: Verdict) -> list[str]:
     """The judge's own lines for ``v``, each a single line."""
     lines = [f"[{v.task} on {v.device}] {_HEADLINES[v.stage]}"]
@@ -94,11 +107,11 @@ def _judge_lines(v: Verdict) -> list[str]:
             lines.append(f"Host-bound: the host takes {launch:.4f} ms to enqueue a call whose device work takes "
                          f"{v.timing['median_ms']:.4f} ms, so called back to back it runs at the host's pace "
                          "(the score reads the device time; fewer launches and ops per call shorten the host's).")
-        floor = v.timing.get("roofline_floor_ms")
-        if floor:
-            lines.append(f"Roofline floor {floor:.4f} ms: the candidate runs at {floor / cand:.0%} of it.")
+        lines += _light_lines(v, cand)
     elif v.correct:
         lines.append("Untimed: timing, speedups and unit profiling metrics need a CUDA GPU.")
+    if v.instructions.get("message"):
+        lines.append(one_line(v.instructions["message"]))
     if v.baselines_unavailable:
         reasons = "; ".join(f"{n} ({r})" for n, r in sorted(v.baselines_unavailable.items()))
         lines.append(one_line(f"Baselines unavailable here: {reasons}."))

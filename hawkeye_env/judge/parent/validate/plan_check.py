@@ -37,7 +37,7 @@ from hawkeye_env.judge.shared.launch_plan import (
     TL_DTYPES,
     op_packet,
 )
-from hawkeye_env.judge.shared.source_kernels import is_source_kernel
+from hawkeye_env.judge.shared.source_kernels import is_source_kernel, launch_options_problem
 
 
 def _shown(x) -> str:
@@ -208,8 +208,8 @@ class _Check:
         grid = step.get("grid")
         if not (isinstance(grid, list) and len(grid) == 3 and all(_int(g) and 0 <= g <= MAX_GRID for g in grid)):
             return "a launch grid is not three integers"
-        if self.source:
-            return self.source_launch(k, step.get("args"), known)
+        if self.source:  # a CPU launch: its options (``source_kernels.LAUNCH_OPTIONS``), then its arguments
+            return launch_options_problem(step.get("options", {})) or self.source_launch(k, step.get("args"), known)
         args, sig = step.get("args"), self.kernels[k]["signature"]
         if not isinstance(args, list) or len(args) != len(sig):
             return f"a launch of {self.kernels[k]['name']} has {len(args) if isinstance(args, list) else '?'} " \
@@ -352,7 +352,7 @@ def _steps_problem(steps: list, bases: list, made_by: dict[int, int], check: _Ch
             return f"step {s} is not a dict"
         known = len(bases)
         if "launch" in step:
-            if set(step) != {"launch", "grid", "args"}:
+            if set(step) - ({"options"} if check.source else set()) != {"launch", "grid", "args"}:
                 return f"step {s}: a launch has unexpected fields"
             problem = check.launch(step, known)
             launches += 1

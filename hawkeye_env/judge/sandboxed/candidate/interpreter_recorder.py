@@ -40,7 +40,7 @@ import torch
 
 from hawkeye_env.judge.sandboxed.candidate.plan_recorder import NotReplayable, active
 from hawkeye_env.judge.shared.launch_plan import MAX_KERNELS
-from hawkeye_env.judge.shared.source_kernels import KERNEL_MODULES, MAX_LITERAL_CHARS
+from hawkeye_env.judge.shared.source_kernels import KERNEL_MODULES, LAUNCH_OPTIONS, MAX_LAUNCH_OPTION, MAX_LITERAL_CHARS
 
 
 def _jit_function(obj):
@@ -239,7 +239,8 @@ def _descriptor(rec, v) -> dict | None:
 
 def record_launch(rec, interpreted, args: tuple, kwargs: dict, grid) -> None:
     """Append one launch of ``interpreted`` (an ``InterpretedFunction``) to recorder ``rec``:
-    its entry, the grid resolved on the bound arguments, every parameter's value in order."""
+    its entry, the grid resolved on the bound arguments, every parameter's value in order, and the
+    launch options it was given (``source_kernels.LAUNCH_OPTIONS``)."""
     if rec.suspended or rec.refusal:
         return
     try:
@@ -255,8 +256,13 @@ def record_launch(rec, interpreted, args: tuple, kwargs: dict, grid) -> None:
         resolved = tuple(int(g) for g in resolved)
         if not 1 <= len(resolved) <= 3:
             raise NotReplayable(f"kernel {fn.__name__}: a grid of {len(resolved)} dimensions")
-        rec.steps.append({"launch": k, "grid": list(resolved) + [1] * (3 - len(resolved)),
-                          "args": [launch_value(rec, bound.arguments[n]) for n in names]})
+        step = {"launch": k, "grid": list(resolved) + [1] * (3 - len(resolved)),
+                "args": [launch_value(rec, bound.arguments[n]) for n in names]}
+        options = {n: kwargs[n] for n in LAUNCH_OPTIONS
+                   if type(kwargs.get(n)) is int and 1 <= kwargs[n] <= MAX_LAUNCH_OPTION}
+        if options:  # read by the sm_90 cross-compile of a profile, ignored by the interpreter
+            step["options"] = options
+        rec.steps.append(step)
     except NotReplayable as exc:
         rec.refusal = str(exc)
     except Exception as exc:  # noqa: BLE001 - the candidate's grid or arguments: its forward is refused

@@ -301,12 +301,29 @@ class _Replay:
                           between=runner.reset)
         t["kept"] = [{"outputs": _host(out), "refills": refills}
                      for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))]
+        t["sm_clock_mhz"] = _sm_clock_mhz()
         kb = plan.get("kernelbench")
         if kb:  # KernelBench's protocol: its back-to-back timing on the file's own inputs
             runner = self.runner(dict(kb["shape"]), NATIVE, kb["seed"])
             inputs = make_inputs(self.task, dict(kb["shape"]), NATIVE, kb["seed"], self.device.type)
             t["kernelbench_ms"] = time_back_to_back(runner, inputs, int(kb["trials"]), between=runner.reset)
         return {"candidate": t}
+
+
+def plan_runner(job: ReplayJob, folder: str, shape: dict, seed: int) -> tuple[PlanRunner, list]:
+    """The runner of ``job``'s plan for ``shape`` and that shape's inputs drawn from ``seed`` (normal
+    values): the forward a profile's Nsight Compute run calls (``nsight_target.py``)."""
+    run = _Replay(job, folder)
+    return run.runner(shape, "normal", seed), make_inputs(run.task, shape, "normal", seed, run.device.type)
+
+
+def _sm_clock_mhz() -> float | None:
+    """The GPU's SM clock right after the timed rounds (NVML, through torch), which the speed of
+    light scales its compute peak to; None where NVML cannot be read."""
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:  # noqa: BLE001 - no pynvml, no NVML: the datasheet clock is assumed
+        return None
 
 
 def _short_traceback(exc: BaseException) -> str:
@@ -316,8 +333,13 @@ def _short_traceback(exc: BaseException) -> str:
 
 def run_replay(job: ReplayJob, report=lambda violations: None, lane=lambda mode: None) -> Reply:
     """The replay's reply to ``job`` (``{"kind": "replay", "task", "device", "trials", "timing",
-    "plans", "task_dirs", "workdir"}``), in the worker's reply format; never raises. A plan that
-    does not fit, or kernels that fail, give ``runtime_error`` with the reason."""
+    "plans", "task_dirs", "workdir"}``, optionally ``"instructions"``), in the worker's reply
+    format; never raises. A plan that does not fit, or kernels that fail, give ``runtime_error``
+    with the reason. A ``"profile"`` job is answered by ``profile_job.run_profile``."""
+    if job.get("kind") == "profile":
+        from hawkeye_env.judge.sandboxed.replay.profile_job import run_profile
+
+        return run_profile(job, lane)
     reply: Reply = {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}}
     started = time.monotonic()
     if job["device"] == "cuda":
@@ -340,6 +362,10 @@ def run_replay(job: ReplayJob, report=lambda violations: None, lane=lambda mode:
             reply["timing"] = run.timing(job["timing"])
             reply["profile"]["timing_s"] = time.monotonic() - timed
         lane("none")
+        if job.get("instructions") and not run.violations:  # the kernels' machine code (a precision task)
+            from hawkeye_env.judge.sandboxed.replay.profile_job import instruction_facts
+
+            reply["instructions"] = instruction_facts(run.entries[0], job.get("workdir") or os.getcwd())
         reply["violations"] = run.violations
     except (PlanError, RebuildError) as exc:
         reply.update(stage="runtime_error", error=f"the launch plan does not replay: {exc}")
@@ -356,4 +382,4 @@ def serve(conn, device: str, memory_limit_bytes: int, standby_lane: dict | None 
     serve_jobs(conn, device, memory_limit_bytes, standby_lane, run_replay)
 
 
-__all__ = ["PlanError", "PlanRunner", "run_replay", "serve"]
+__all__ = ["PlanError", "PlanRunner", "plan_runner", "run_replay", "serve"]

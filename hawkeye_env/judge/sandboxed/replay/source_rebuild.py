@@ -46,18 +46,21 @@ def _value(b: dict):
 
 def _unit_kernel(u: dict):
     """The jit kernel unit module ``u["module"]`` defines as ``u["name"]``: a unit's plain host
-    function is never bound into a kernel's namespace."""
+    function is never bound into a kernel's namespace. Interpreted under the replay's interpreter,
+    a compilable ``JITFunction`` in the cross-compile (``cross_compile.py``)."""
     from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
 
+    kernel_types = (InterpretedFunction, JITFunction)
     try:
         obj = getattr(importlib.import_module(u["module"]), u["name"])
     except (ImportError, AttributeError) as exc:
         raise RebuildError(f"{u['module']}.{u['name']} does not exist here") from exc
     for _ in range(4):  # an autotuned or heuristics kernel: the jit function it wraps
-        if isinstance(obj, InterpretedFunction):
+        if isinstance(obj, kernel_types):
             break
         obj = getattr(obj, "fn", None)
-    if not isinstance(obj, InterpretedFunction):
+    if not isinstance(obj, kernel_types):
         raise RebuildError(f"{u['module']}.{u['name']} is not a Triton kernel")
     return obj
 
