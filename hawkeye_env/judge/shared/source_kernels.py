@@ -36,7 +36,7 @@ KERNEL_MODULES = ("triton.language", "triton.language.math", "triton.language.ex
                   "triton.language.extra.cuda.libdevice", "triton", "math")
 UNIT_MODULE = re.compile(r"^units(\.[A-Za-z][A-Za-z0-9_]{0,63}){1,4}$")
 IDENTIFIER = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}$")  # no dunder: `__builtins__` would rebind the builtins
-_TRITON = "hawkeye_triton"
+TRITON_ALIAS = "hawkeye_triton"
 # the Python builtins a kernel body may call, and all the replay binds besides a plan's checked names
 KERNEL_BUILTINS = frozenset({"range", "float", "int", "bool", "min", "max", "len", "abs", "isinstance", "zip",
                              "enumerate", "tuple"})
@@ -53,13 +53,13 @@ def is_source_kernel(k) -> bool:
     return isinstance(k, dict) and ("source" in k or "unit" in k)
 
 
-def _literal(v, depth: int = 0) -> bool:
+def is_literal(v, depth: int = 0) -> bool:
     if v is None or isinstance(v, (bool, int, float)):
         return True
     if isinstance(v, str):
         return len(v) <= MAX_LITERAL_CHARS
     if isinstance(v, (tuple, list)) and depth < 2:
-        return len(v) <= 16 and all(_literal(x, depth + 1) for x in v)
+        return len(v) <= 16 and all(is_literal(x, depth + 1) for x in v)
     return False
 
 
@@ -84,9 +84,9 @@ def _binding_text(name: str, b: dict, entries: list) -> str:
     if kind == "value":
         return f"{name} = {_literal_text(b['value'])}"
     if kind == "constexpr":
-        return f"{name} = {_TRITON}.language.constexpr({_literal_text(b['value'])})"
+        return f"{name} = {TRITON_ALIAS}.language.constexpr({_literal_text(b['value'])})"
     params = _params_text(entries[b["index"]])
-    return f"@{_TRITON}.jit\ndef {name}({params}):\n    pass"
+    return f"@{TRITON_ALIAS}.jit\ndef {name}({params}):\n    pass"
 
 
 def _params_text(entry: dict) -> str:
@@ -99,12 +99,12 @@ def _params_text(entry: dict) -> str:
 def kernel_module_text(entry: dict, entries: list) -> str:
     """The judge's module for source entry ``entry`` (module docstring): the text the static
     kernel rules read."""
-    lines = [f"import triton as {_TRITON}"]
+    lines = [f"import triton as {TRITON_ALIAS}"]
     # imports and constants before the helpers' stubs: a decorator is a call, and the static rules
     # take a binding made after a module-level call as not surely bound
     ordered = sorted(entry["globals"].items(), key=lambda nb: nb[1]["kind"] == "jit")
     lines += [_binding_text(n, b, entries) for n, b in ordered]
-    lines += [f"@{_TRITON}.jit", entry["source"]]
+    lines += [f"@{TRITON_ALIAS}.jit", entry["source"]]
     return "\n".join(lines) + "\n"
 
 

@@ -13,14 +13,14 @@ import ast
 from hawkeye_env.judge.parent.static.rules import check_kernel_module, parse_source
 from hawkeye_env.judge.shared.launch_plan import KERNEL_NAME, MAX_ARGS, MAX_KERNELS
 from hawkeye_env.judge.shared.source_kernels import (
-    _TRITON,
     IDENTIFIER,
     KERNEL_MODULES,
     MAX_GLOBALS,
     MAX_SOURCE_CHARS,
     MAX_SOURCES_CHARS,
+    TRITON_ALIAS,
     UNIT_MODULE,
-    _literal,
+    is_literal,
     kernel_module_text,
 )
 
@@ -28,7 +28,7 @@ from hawkeye_env.judge.shared.source_kernels import (
 def binding_problem(name, b, kernels: int) -> str | None:
     """Why ``b`` is not a well-formed binding of free name ``name`` in a plan of ``kernels``
     entries (None when it is)."""
-    if not isinstance(name, str) or not IDENTIFIER.match(name) or name == _TRITON:
+    if not isinstance(name, str) or not IDENTIFIER.match(name) or name == TRITON_ALIAS:
         return "a free name is not an identifier"
     if not isinstance(b, dict) or not isinstance(b.get("kind"), str):
         return f"the binding of {name} is not a tagged dict"
@@ -40,7 +40,7 @@ def binding_problem(name, b, kernels: int) -> str | None:
         ok = fields == {"kind", "module", "name"} and isinstance(b["module"], str) and bool(UNIT_MODULE.match(
             b["module"])) and isinstance(b["name"], str) and bool(IDENTIFIER.match(b["name"]))
     elif kind in ("value", "constexpr"):
-        ok = fields == {"kind", "value"} and _literal(b["value"])
+        ok = fields == {"kind", "value"} and is_literal(b["value"])
     elif kind == "module":
         ok = fields == {"kind", "name"} and (b["name"] in KERNEL_MODULES or b["name"] == "triton.language.core")
     elif kind == "attr":
