@@ -14,6 +14,8 @@ def honest_corpus(files: list[Loaded]) -> list[str]:
     rows, misses = [], []
     for f in files:
         device = f.data["versions"].get("gpu") or f.data["device"]
+        if f.data.get("complete") is False:  # a run stopped at its time limit: what it judged
+            device += f" (stopped early: {f.data['by_style']['all']['total']} of {f.data.get('planned', '?')} judged)"
         for style, t in sorted(f.data["by_style"].items(), key=lambda kv: (kv[0] == "all", kv[0])):
             rows.append([device, style, f"{t['accepted']} / {t['total']}"])
         for c in f.data["candidates"]:

@@ -55,7 +55,7 @@ def test_prepare_builds_and_warms_the_expert_and_the_vendor(monkeypatch):
 
 
 def test_a_vendor_baseline_that_cannot_run_stops_prepare(monkeypatch):
-    from hawkeye_env.judge.parent import baselines
+    from hawkeye_env.judge.sandboxed.baseline import serve as baselines
 
     monkeypatch.setattr(baselines, "resolve_vendor", lambda target: (_ for _ in ()).throw(ImportError("no lib")))
     with pytest.raises(RuntimeError, match="linear_decode_bf16:cublas cannot run here: ImportError: no lib"):
