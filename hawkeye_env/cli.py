@@ -35,6 +35,7 @@ from hawkeye_env.cli_throughput import throughput_command
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.server.limits import DEFAULT_MAX_PER_CLIENT, DEFAULT_SESSION_TIMEOUT_S
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from reward import REWARD_VERSION, REWARDS
 from training.cli import train_app
 
 app = typer.Typer(help="hawkeye-env: a trustworthy judge and RL environment for GPU kernels.",
@@ -384,6 +385,10 @@ def serve(
     gpus: int | None = typer.Option(None, min=1, help="How many visible GPUs to judge on (default all)."),
     store: Path | None = typer.Option(None, help="SQLite results store (default: user cache)."),
     timeout: float = typer.Option(300.0, help="Hard limit per candidate worker, in seconds."),
+    allow_profile: bool = typer.Option(False, "--allow-profile", help="Accept the reply PROFILE: the current "
+                                       "source judged again plus its kernels' profile (hawkeye_env.profile_action)."),
+    reward: str = typer.Option(REWARD_VERSION, help="The reward version sessions are paid by (reward.REWARDS, e.g. "
+                               "sol-v1)."),
 ) -> None:
     """Serve hawkeye/KernelOpt-v3 over the OpenEnv protocol: many sessions, one shared judge."""
     from hawkeye_env.server import INSTALL_HINT
@@ -399,6 +404,8 @@ def serve(
 
     if context not in CONTEXT_MODES:
         _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")
+    if reward not in REWARDS:
+        _fail(f"--reward must be one of {', '.join(REWARDS)}")
     try:
         from hawkeye_env.server.app import serve as serve_app
     except ImportError:
@@ -409,4 +416,5 @@ def serve(
     evaluator = Evaluator(ResultStore(store), EvalConfig(timeout_s=timeout))
     serve_app(evaluator, host=host, port=port, device=device, workers=workers, gpus=gpus, max_sessions=max_sessions,
               session_timeout_s=session_timeout or None, max_per_client=max_per_client, tasks=task_ids or None,
-              context=context, max_turns=max_turns, target_speedup=target_speedup or None)
+              context=context, max_turns=max_turns, target_speedup=target_speedup or None,
+              allow_profile=allow_profile, reward=reward)

@@ -12,7 +12,10 @@ observation) and appends how to submit; the one tool, ``submit_kernel(source)``,
 returns the sections of the env's next prompt that change from turn to turn (the current source
 and the judge's feedback, ``observation.turn_sections``: the text the env and the multi-turn evals
 show on that turn) with the reward and the turns left, so the model resubmits against what it
-would see in the env until the episode ends.
+would see in the env until the episode ends. With ``EnvironmentFactory(profile=True)`` the
+rollouts get a second tool, ``profile_kernel()`` (``KernelOptProfileToolEnv``): the env's ``PROFILE``
+action (``hawkeye_env/profile_action.py``), a turn that re-judges the current source and returns
+its kernels' profile beside the expert's; off by default, since TRL offers every public method.
 Submissions go through a ``JudgeQueue`` (``hawkeye_env/server/judge_queue.py``) over the shared
 ``Evaluator``: calls that arrive together (TRL's async GRPO trainer runs each rollout's tools in
 its own thread) are judged in one ``evaluate_many`` batch. TRL's synchronous trainer calls tools one
@@ -34,6 +37,7 @@ from hawkeye_env.judge.parent.decide.finish import no_source_verdict
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, turn_sections
+from hawkeye_env.profile_action import PROFILE_ACTION
 from hawkeye_env.server.judge_queue import JudgeQueue
 
 SUBMIT_NOTE = """
@@ -57,11 +61,12 @@ class KernelOptToolEnv:
     """
 
     def __init__(self, judge: Evaluator | JudgeQueue, device: str = "auto", context: str = "docs", max_turns: int = 4,
-                 target_speedup: float | None = None, context_budget_chars: int = CONTEXT_BUDGET_CHARS):
+                 target_speedup: float | None = None, context_budget_chars: int = CONTEXT_BUDGET_CHARS,
+                 allow_profile: bool = False):
         self._judge = judge if isinstance(judge, JudgeQueue) else JudgeQueue(judge, device)
         self._env = KernelOptEnv(evaluator=self._judge.evaluator, device=self._judge.device, context=context,
                                  max_turns=max_turns, target_speedup=target_speedup,
-                                 context_budget_chars=context_budget_chars)
+                                 context_budget_chars=context_budget_chars, allow_profile=allow_profile)
         self.rewards: list[float] = []
         self.submissions: list[str] = []
         self._verdict = None
@@ -115,6 +120,23 @@ class KernelOptToolEnv:
         return self._verdict
 
 
+class KernelOptProfileToolEnv(KernelOptToolEnv):
+    """``KernelOptToolEnv`` with a second tool, ``profile_kernel`` (the env's ``PROFILE`` action)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs, allow_profile=True)
+
+    def profile_kernel(self) -> str:
+        """Profile the current kernel (the last submission that compiled) instead of submitting a new one.
+
+        Returns:
+            The judge's feedback on the current source, the same verdict and reward as submitting it
+            again, followed by its kernels' profile beside the expert solution's: registers, spills,
+            shared memory, instruction mix and, on a GPU, Nsight Compute counters. Uses a turn.
+        """
+        return self.submit_kernel(PROFILE_ACTION)
+
+
 @dataclass
 class EnvironmentFactory:
     """A picklable zero-argument factory for ``GRPOTrainer(environment_factory=...)``.
@@ -131,10 +153,12 @@ class EnvironmentFactory:
     context_budget_chars: int = CONTEXT_BUDGET_CHARS
     timeout_s: float = 300.0
     workers: int | None = None
+    profile: bool = False  # give rollouts the profile_kernel tool (KernelOptProfileToolEnv)
 
     def __call__(self) -> KernelOptToolEnv:
-        return KernelOptToolEnv(self.judge(), self.device, self.context, self.max_turns, self.target_speedup,
-                                self.context_budget_chars)
+        kind = KernelOptProfileToolEnv if self.profile else KernelOptToolEnv
+        return kind(self.judge(), self.device, self.context, self.max_turns, self.target_speedup,
+                    self.context_budget_chars)
 
     def judge(self) -> JudgeQueue:
         """This process's queue for the factory's settings."""
@@ -150,13 +174,15 @@ class EnvironmentFactory:
 
 
 def make_environment_factory(evaluator: Evaluator, device: str = "auto", context: str = "docs", max_turns: int = 4,
-                             target_speedup: float | None = None) -> EnvironmentFactory:
+                             target_speedup: float | None = None, profile: bool = False) -> EnvironmentFactory:
     """An ``EnvironmentFactory`` judging with ``evaluator`` (its queue is built here, so this one
-    factory shares ``evaluator``; a pickled copy builds its own from the store path)."""
+    factory shares ``evaluator``; a pickled copy builds its own from the store path); ``profile``
+    gives its rollouts the ``profile_kernel`` tool."""
     factory = EnvironmentFactory(evaluator.store.path or ":memory:", device, context, max_turns, target_speedup,
-                                 timeout_s=evaluator.config.timeout_s)
+                                 timeout_s=evaluator.config.timeout_s, profile=profile)
     object.__setattr__(factory, "_queue", JudgeQueue(evaluator, device))
     return factory
 
 
-__all__ = ["NO_SUBMISSION_REWARD", "SUBMIT_NOTE", "EnvironmentFactory", "KernelOptToolEnv", "make_environment_factory"]
+__all__ = ["NO_SUBMISSION_REWARD", "SUBMIT_NOTE", "EnvironmentFactory", "KernelOptProfileToolEnv", "KernelOptToolEnv",
+           "make_environment_factory"]

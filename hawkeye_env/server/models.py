@@ -29,8 +29,9 @@ class KernelAction(Action):
     """One reply of the model: a fenced module or SEARCH/REPLACE blocks against the current source."""
 
     reply: str = Field(max_length=MAX_REPLY_CHARS,
-                       description="The model's reply text (a ```python block defining ModelNew, or SEARCH/REPLACE "
-                                   f"blocks against the current source), at most {MAX_REPLY_CHARS} characters")
+                       description="The model's reply text (a ```python block defining ModelNew, SEARCH/REPLACE "
+                                   "blocks against the current source, or PROFILE where the server allows profiles), "
+                                   f"at most {MAX_REPLY_CHARS} characters")
     task: str | None = Field(default=None, max_length=MAX_TASK_ID_CHARS,
                              description="Stateless HTTP /step only: the task to judge the reply on (a WebSocket "
                                          "session takes its task from reset)")
