@@ -38,6 +38,7 @@ from pathlib import Path
 from bench import tables as judge
 from bench import tables_envelope as envelope
 from bench import tables_product as product
+from bench import tables_profile as profiling
 from bench import tables_served as served
 from bench.tables import Loaded
 from bench.kerneldev import tables as kerneldev
@@ -184,6 +185,8 @@ AREAS: tuple[Area, ...] = (
     Area("flush-probe", kerneldev.flush_probe, ("flush-probe-h200-2026-12-04.json",),
          "python -m bench.kerneldev.flush_probe linear_decode_bf16:cublas gemm_skinny_bf16:cublas gemm_bf16:cublas "
          "gemm_narrow_bf16:cublas (the experts then ran the fused split-K reduction at 2 splits)", H200_STACK),
+    Area("profile-cost", profiling.profile_cost, ("profile-cpu-2026-12-05.json",), folder="profile"),
+    Area("instruction-evidence", profiling.instruction_evidence, ("profile-cpu-2026-12-05.json",), folder="profile"),
     Area("units", kerneldev.units, ("units-h200-2026-11-30.json", "units-warp-specialization-h200-2026-11-30.json",
                                     "units-fp4-h200-2026-12-03.json", "units-attn-h200-2026-12-03.json"),
          UNITS_CMD),

@@ -184,11 +184,14 @@ def test_a_task_suite_file_renders_through_bench_tasks(tmp_path):
 
     row = {"stage": "correct", "timed": True, "expert_ms": 0.25, "tflops": 550.0, "gbps": 400.0,
            "copy_fraction": 0.1, "speedup": {"cublas": 0.93}, "unavailable": {},
+           "shape": {"M": 4096, "N": 4096, "K": 4096}, "baselines_ms": {"cublas": 0.2325, "eager": 1.0},
            "targets": {"cublas": {"target": 1.0, "measured": 0.93, "status": "missed"}}}
     data = {"date": "2026-12-02", "gpu": "NVIDIA H200", "driver": "580", "versions": VERSIONS,
             "copy_bandwidth": {"gbps": 4200.0}, "tasks": {"gemm_bf16": row}}
     text = "\n".join(_area(tmp_path, benchmark_tables.suite, "tasks-suite-a-h200-2026-12-02.json", data))
-    row = "| gemm_bf16 | correct | 1 | 0.2500 | - | 550.0 | 400 | 10% | cublas 0.93x | cublas>=1.0: 0.93 missed |"
+    # speed of light on the H200: 2 * 4096^3 FLOP at 989 TFLOP/s = 0.139 ms (the judge baselines get no share)
+    row = ("| gemm_bf16 | correct | 1 | 0.2500 | - | 550.0 | 400 | 10% | expert 56%, cublas 60% | cublas 0.93x | "
+           "cublas>=1.0: 0.93 missed |")
     assert row in text
     assert "4200 GB/s" in text
     assert "Tasks without a row here: `vector_add_fp32`," in text and "`gemm_bf16`," not in text
