@@ -5,13 +5,13 @@ its arguments and launch options (``num_warps``, ``num_stages``...). Triton comp
 ``GPUTarget("cuda", 90, 32)`` with its bundled ``ptxas`` whether or not a GPU is present, so the
 machine code a GPU would run can be read on CPU. The replay's own process runs Triton's interpreter
 (its kernels are Python functions, which cannot compile), so ``compile_plan`` runs this module as a
-child process with the interpreter off, in the replay's sandbox and scratch folder: the child
-rebuilds the kernels from their checked source with ``source_rebuild.build_kernels`` (never
-importing the candidate's module, exactly as the replay does), turns each launch's recorded
-arguments into values Triton specializes the same way it would on the GPU (a pointer's dtype and
-16-byte alignment, an integer's divisibility by 16, constexprs), binds them with Triton's own
-launcher binder, compiles each distinct specialization once and reads the cubin
-(``sass.cubin_facts``).
+child process with the interpreter off, in the replay's sandbox and scratch folder, its Triton
+cache there too (never a lane's shared cache). The child rebuilds the kernels from their checked
+source with ``source_rebuild.build_kernels`` (never importing the candidate's module, exactly as
+the replay does), turns each launch's recorded arguments into values Triton specializes the same
+way it would on the GPU (a pointer's dtype and 16-byte alignment, an integer's divisibility by 16,
+constexprs), binds them with Triton's own launcher binder, compiles each distinct specialization
+once and reads the cubin (``sass.cubin_facts``).
 
 What the compile cannot match: a kernel behind ``triton.autotune`` is compiled with the
 configuration the CPU run picked (the interpreter's timings, not the GPU's), and Gluon kernels
@@ -164,6 +164,8 @@ def compile_plan(kernels: list[dict], steps: list[dict], folder: str,
     launches = [{"launch": s["launch"], "args": s["args"], "options": s.get("options") or {}}
                 for s in steps if "launch" in s]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # the candidate's compiled kernels stay in this job's folder, never in a lane's shared cache
+    env["TRITON_CACHE_DIR"] = os.path.join(folder, "triton-cache")
     job = json.dumps({"kernels": kernels, "launches": launches, "folder": folder})
     try:
         proc = subprocess.run([sys.executable, "-m", __name__], input=job, capture_output=True, text=True,
