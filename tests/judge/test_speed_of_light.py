@@ -92,3 +92,16 @@ def test_a_timed_verdict_reports_its_fraction_and_the_feedback_shows_it():
     assert v.timing["sol_fraction"] == pytest.approx(light.ms / 0.2) and v.timing["sol_bound"] == "compute"
     assert f"Speed of light {light.ms:.4f} ms (compute-bound, bfloat16 peak at the 1980 MHz" in render_feedback(v)
     assert Verdict.from_dict(v.to_dict()).timing["sol_fraction"] == v.timing["sol_fraction"]
+
+
+def test_hawkeye_tasks_show_gives_the_floor_on_each_judged_gpu():
+    import json
+
+    from typer.testing import CliRunner
+
+    from hawkeye_env.cli import app
+
+    shown = json.loads(CliRunner().invoke(app, ["tasks", "show", "gemm_bf16", "--json"]).output)["speed_of_light"]
+    assert set(shown) == set(JUDGED_GPUS)
+    assert shown["H200"]["ms"] == pytest.approx(speed_of_light(GEMM, SHAPE, "NVIDIA H200").ms)
+    assert shown["H100"]["bound"] == "compute" and shown["H100"]["precision"] == "bfloat16"
