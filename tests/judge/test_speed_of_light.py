@@ -86,7 +86,8 @@ def test_a_timed_verdict_reports_its_fraction_and_the_feedback_shows_it():
     baselines = {n: {"median_ms": ms, "scored_ms": ms, "iqr_ms": 0.0, "cv": 0.01, "attempts": 3}
                  for n, ms in (("eager", 0.25), ("compile", 0.3))}
     v = Verdict(task=GEMM.id, device="cuda", stage=Stage.CORRECT, correct=True, versions={"gpu": "NVIDIA H200"})
-    Evaluator(ResultStore(":memory:"), EvalConfig())._check_timing(GEMM, SHAPE, "cpu", {"candidate": cand}, baselines, v)
+    evaluator = Evaluator(ResultStore(":memory:"), EvalConfig())
+    evaluator._check_timing(GEMM, SHAPE, "cpu", {"candidate": cand}, baselines, v)
     light = speed_of_light(GEMM, SHAPE, "NVIDIA H200", 1980.0)
     assert v.timed and v.timing["sol_ms"] == pytest.approx(light.ms) and v.timing["sm_clock_mhz"] == 1980.0
     assert v.timing["sol_fraction"] == pytest.approx(light.ms / 0.2) and v.timing["sol_bound"] == "compute"
