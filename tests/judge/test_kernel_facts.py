@@ -105,12 +105,21 @@ def test_theoretical_occupancy_and_its_limiter():
     assert "24 B local memory per thread, 3 STL / 2 LDL instructions" in line[0]
 
 
-CSV = """==PROF== Connected to process 7
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","7","python","h","_add_kernel","1","7","(256, 1, 1)","(8192, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","12,345"
-"0","7","python","h","_add_kernel","1","7","(256, 1, 1)","(8192, 1, 1)","0","9.0","Command line profiler metrics","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","88.5"
-"1","7","python","h","_reduce","1","7","(128, 1, 1)","(1, 1, 1)","0","9.0","Command line profiler metrics","lts__t_sector_hit_rate.pct","%","61.2"
-"""
+CSV_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+              '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+
+
+def _csv_row(kernel_id: str, kernel: str, metric: str, unit: str, value: str) -> str:
+    """One row of ``ncu --csv --print-units base`` output."""
+    cells = [kernel_id, "7", "python", "h", kernel, "1", "7", "(256, 1, 1)", "(8192, 1, 1)", "0", "9.0",
+             "Command line profiler metrics", metric, unit, value]
+    return ",".join(f'"{c}"' for c in cells)
+
+
+CSV = "\n".join(["==PROF== Connected to process 7", CSV_HEADER,
+                 _csv_row("0", "_add_kernel", "gpu__time_duration.sum", "nsecond", "12,345"),
+                 _csv_row("0", "_add_kernel", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "88.5"),
+                 _csv_row("1", "_reduce", "lts__t_sector_hit_rate.pct", "%", "61.2")]) + "\n"
 
 
 def test_nsight_csv_is_read_per_kernel_in_launch_order():
