@@ -111,7 +111,8 @@ AREAS: tuple[Area, ...] = (
          "not prefetch'; then, after the two tests' fixes, -k 'call_counting or side_stream'", H100_STACK),
     Area("judge-replay", judge.replay_verdicts, ("judge-replay-h200-2026-12-01.json",)),
     Area("honest-corpus", envelope.honest_corpus,
-         ("honest-corpus-cpu-2026-12-05.json", "honest-corpus-h100-2026-12-05.json"),
+         ("honest-corpus-cpu-2026-12-05.json", "honest-corpus-h100-2026-12-05.json",
+          "honest-corpus-h100-recheck-2026-12-05.json"),
          "python -m bench.honest_corpus --corpus tests/candidates/honest --kernelbench-problems "
          "tests/kernelbench/problems --device DEVICE [--correctness-only --workers 4] --out FILE"),
     Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json",),
