@@ -40,8 +40,8 @@ from bench import tables_envelope as envelope
 from bench import tables_product as product
 from bench import tables_profile as profiling
 from bench import tables_served as served
-from bench.tables import Loaded
 from bench.kerneldev import tables as kerneldev
+from bench.tables import Loaded
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path("bench") / "results"
@@ -74,7 +74,7 @@ class Area:
         return tuple(name if "/" in name else f"{self.folder or self.key}/{name}" for name in self.files)
 
 
-UNITS_CMD = "python -m units.harness --gpu --json"
+UNITS_CMD = "python -m units.lib.harness --gpu --json"
 AREAS: tuple[Area, ...] = (
     Area("gpu-tests", judge.gpu_tests,
          ("gpu-tests-trust-a-h200-2026-12-03.log", "gpu-tests-trust-b-h200-2026-12-03.log"),
@@ -232,7 +232,7 @@ AREAS: tuple[Area, ...] = (
     Area("sweep-fp4", kerneldev.sweep, ("fp4-sweep-h200-2026-11-30.jsonl",),
          "python -m bench.kerneldev.sweeps.fp4", {"driver": H200_STACK["driver"]}),
     Area("fp4-sass", kerneldev.sass_loops, ("fp4-loop-sass-triton36-2026-12-03.jsonl",),
-         "units.triton_compile.fp4_loop on the H200 machine (Triton 3.6's compiler and cuobjdump) for each "
+         "units.lib.triton_compile.fp4_loop on the H200 machine (Triton 3.6's compiler and cuobjdump) for each "
          "FP4 unit's default at M=32 (the \"bits\" decode's tiles then) and two \"lut\" configurations",
          H200_STACK),
     Area("sweep-fp4-lut", kerneldev.sweep,

@@ -209,7 +209,7 @@ def _check_eval_options(task_ids: list[str], device: str, backend: str, policy: 
     from hawkeye_env.judge.parent.evaluator import resolve_device
     from hawkeye_env.judge.parent.trial_plan import PROTOCOLS
     from policies import POLICIES
-    from units.index import CONTEXT_MODES
+    from units.lib.index import CONTEXT_MODES
 
     try:  # task_ids: checked by selected_ids
         device = resolve_device(device) if backend == "local" else device  # ray: the cluster's devices
@@ -400,7 +400,7 @@ def serve(
         device = resolve_device(device)
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
-    from units.index import CONTEXT_MODES
+    from units.lib.index import CONTEXT_MODES
 
     if context not in CONTEXT_MODES:
         _fail(f"--context must be one of {', '.join(CONTEXT_MODES)}")

@@ -4,7 +4,7 @@
     hawkeye units show UNIT
     hawkeye units verify [UNIT ...] [--candidate FILE] [--device cpu|cuda] [--json]
 
-``verify`` runs in a child process (``python -m units.harness``): on CPU it checks the solution,
+``verify`` runs in a child process (``python -m units.lib.harness``): on CPU it checks the solution,
 naive and reference callables under the Triton interpreter (metrics need a GPU); on CUDA it measures
 the unit's metric for the solution and the naive kernel and applies the pass rule. A ``--candidate``
 file is statically checked like any candidate and only ever imported by that child process.
@@ -67,7 +67,7 @@ def units_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     if not torch.cuda.is_available():
         console.print("No CUDA GPU here: Hopper units run under the Triton interpreter for correctness only; "
                       "Gluon units have no interpreter (their naive twin and reference run, their solution is "
-                      "compiled for sm_90a by `python -m units.gluon_compile`).")
+                      "compiled for sm_90a by `python -m units.lib.gluon_compile`).")
 
 
 @units_app.command("show")
@@ -108,7 +108,7 @@ def units_verify(
     """Check units on CPU, or measure their metrics and pass rules on CUDA."""
     from hawkeye_env.judge.parent.evaluator import resolve_device
     from hawkeye_env.judge.parent.static.rules import check_source
-    from units.harness import verify_in_subprocess
+    from units.lib.harness import verify_in_subprocess
 
     try:
         device = resolve_device(device)

@@ -33,13 +33,13 @@ from hawkeye_env.tasks.registry import get_task
 from hawkeye_env.tasks.selection import select_tasks
 from hawkeye_env.tasks.spec import TaskSpec
 from reward import REWARD_VERSION, REWARDS
-from units.index import CONTEXT_MODES, unit_context, units_for_tags
+from units.lib.index import CONTEXT_MODES, unit_context, units_for_tags
 
 #: Smallest ``max_text_chars``: the system prompt, reply format and a task's reference must fit.
 MIN_TEXT_CHARS = 16_384
 #: Unit metrics the env can compute from a verdict's timing, and the task count each one divides.
 _TIMED_METRICS = {"achieved_tbps": "bytes_moved", "achieved_tflops": "flops"}
-#: ``units.harness`` GPU reports per unit, shared by the envs of a process (the expert's figure is fixed).
+#: ``units.lib.harness`` GPU reports per unit, shared by the envs of a process (the expert's figure is fixed).
 _UNIT_REPORTS: dict[str, dict] = {}
 
 
@@ -80,7 +80,7 @@ class KernelOptEnv(gymnasium.Env):
     ``not_checkable_on_cpu``), 0.2 correct and untimed (CPU, or a timing that missed the
     timer's precision), ``0.2 + 0.8 s / (1 + s)`` correct and timed with ``s`` the speedup of
     device time (the host launch kept out, reported in ``timing`` and the feedback) over the
-    fastest judge baseline. Unit metrics in the feedback (CUDA, when ``units.harness`` has
+    fastest judge baseline. Unit metrics in the feedback (CUDA, when ``units.lib.harness`` has
     ``measure_unit_gpu``) are diagnostic only: weight 0 in v3. ``reward="sol-v1"`` pays by the
     fraction of the task's speed of light instead (``0.2 + 0.8 f``; a timed verdict whose kernels
     never issue the task's precision, ``Verdict.instructions``, paid 0.2): every version of
@@ -328,13 +328,13 @@ def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
 
     Only on CUDA. The candidate's figure is computed from the verdict (task bytes or FLOPs at the
     timed shape over its median time), so no candidate code runs outside the judge's worker; the
-    unit solution's figure comes from ``units.harness`` measuring the unit at its own GPU shape in
+    unit solution's figure comes from ``units.lib.harness`` measuring the unit at its own GPU shape in
     a subprocess (this process never initialises CUDA), once per process. Metrics that need a
     profiler on the candidate (Nsight counters) are listed as not measured.
     """
     if verdict.device != "cuda" or not verdict.timed or not verdict.times_ms.get("candidate"):
         return []
-    from units.harness import verify_in_subprocess
+    from units.lib.harness import verify_in_subprocess
     shape = dict(spec.gpu_shapes[0])
     seconds = verdict.times_ms["candidate"] * 1e-3
     lines = []

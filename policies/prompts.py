@@ -3,7 +3,7 @@
 The templates live in ``hawkeye_env/observation.py``, shared with the Gymnasium env, so a policy
 evaluated here reads exactly what it reads during training: the contract (system message), the
 task's description, reference source, shapes, dtypes, allowed torch ops and tolerances, the unit
-context (``units.index.unit_context``), the current source, the judge's feedback and the reply
+context (``units.lib.index.unit_context``), the current source, the judge's feedback and the reply
 format (a fenced ```python block defining ``ModelNew``, or SEARCH/REPLACE blocks).
 
 ``make_observation`` builds the observation dict a policy reads (``policies/base.py``): the env's
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from hawkeye_env import observation as env_obs
 from hawkeye_env.edits import to_candidate
 from hawkeye_env.tasks.registry import get_task
-from units.index import unit_context
+from units.lib.index import unit_context
 
 #: Unit context budget in characters: the env's own (``observation.CONTEXT_BUDGET_CHARS``), so an
 #: evaluated policy reads the prompt it was trained on.
@@ -39,7 +39,7 @@ def make_observation(
 ) -> dict:
     """The observation of ``policies/base.py`` for ``task_id`` at ``turn``.
 
-    ``context`` is a ``units.index.CONTEXT_MODES`` mode; ``baselines_ms`` (baseline -> median ms at
+    ``context`` is a ``units.lib.index.CONTEXT_MODES`` mode; ``baselines_ms`` (baseline -> median ms at
     the timed shape) appears in the task text when known. ``extra`` keys are added unchanged.
     """
     spec = get_task(task_id)

@@ -4,7 +4,7 @@ It starts from sources that already define ``ModelNew``: the task's expert solut
 (``registry.solution_source``), the same expert with the unit modules it imports inlined when that
 puts knobs in reach (``inline.py``: an expert calling ``fp8_gemm_per_tensor`` has none of its own),
 and, for each runnable unit serving the task's tags
-(``units.index.units_for_tags``) whose solution callable can be called with the forward's inputs and
+(``units.lib.index.units_for_tags``) whose solution callable can be called with the forward's inputs and
 the module's attributes, a *unit seed*: the unit's ``kernel.py`` inlined under the expert's
 ``__init__`` and a ``forward`` calling the unit's function, kept only if it computes the task with
 the unit's PyTorch reference in place of its kernel (``seed_check.py``). It then mutates tuning knobs found with
@@ -285,7 +285,7 @@ def task_seeds(task_id: str) -> list[str]:
     if inlined is not None and len(knob_sites(inlined)) > len(knob_sites(expert)):
         seeds.append(inlined)
     try:
-        from units.index import units_for_tags
+        from units.lib.index import units_for_tags
 
         units = units_for_tags(spec.tags)
     except Exception as exc:  # a unit under construction must not take the baseline down

@@ -50,7 +50,7 @@ def computes_task(spec, seed: str, fn_name: str, unit_reference: str) -> bool:
     from hawkeye_env.judge.parent.decide.correctness import dtype_name
     from hawkeye_env.judge.parent.decide.references import as_list, build, reference64
     from hawkeye_env.tasks.registry import task_module
-    from units.index import resolve
+    from units.lib.index import resolve
 
     try:
         module = _load(spec.id, seed)

@@ -199,7 +199,7 @@ def test_a_made_up_path_is_reported():
         [
             "The roofline is checked in `tests/judge/test_no_such_file.py::test_x`,",
             "see [the notes](reward/NO_SUCH_NOTES.md#top) and `NO_SUCH_TOP_FILE.md`.",
-            "Existing: `README.md`, `tests/`, `units/harness.py`, [b](BENCHMARKS.md).",
+            "Existing: `README.md`, `tests/`, `units/lib/harness.py`, [b](BENCHMARKS.md).",
             "Ignored: `units/<name>/README.md`, `tests/*.py`, `bench/results/{a,b}.json`,",
             "`evals/...`, `https://example.com/a/b.py`, [u](https://example.com/x.md),",
             "`/tmp/x/y.py`, `~/KernelBench/level1`, `fla/ops/chunk.py`, `1/sqrt(D)`.",

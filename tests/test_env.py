@@ -29,7 +29,7 @@ from hawkeye_env.registration import KERNEL_OPT_ID, register_envs
 from hawkeye_env.tasks.registry import get_task, list_tasks
 from reward.score import REWARD_CORRECT, REWARD_INCORRECT, REWARD_VERSION
 from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK
-from units.index import unit_context
+from units.lib.index import unit_context
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +291,7 @@ def test_constructor_rejects_bad_arguments(evaluator) -> None:
 
 def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatch) -> None:
     """CUDA feedback, checked without a GPU: a fake unit-harness subprocess gives the expert figure."""
-    import units.harness as harness
+    import units.lib.harness as harness
     spec = get_task(TASK)
     n = spec.gpu_shapes[0]["N"]
     timed = Verdict(task=TASK, device="cuda", stage=Stage.CORRECT, correct=True, timed=True,

@@ -37,7 +37,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # unit's kernel; every unit names its kernels ``_<op>_kernel`` behind a public launcher, and a
     # public handle per unit is a change to the unit format (sweep harness).
     ("bench.kerneldev.sweeps.fp4", "units.block_scaled_fp4", "_fp4_gemm_kernel"): _METADATA,
-    ("units.triton_compile", "units.block_scaled_fp4", "_fp4_gemm_kernel"):
+    ("units.lib.triton_compile", "units.block_scaled_fp4", "_fp4_gemm_kernel"):
         "the sm_90 cross-compile of the FP4 kernel's main loop needs the JIT function itself",
     ("bench.kerneldev.sweeps.fp8", "units.fp8_scaled_gemm.kernel", "_fp8_gemm_kernel"): _METADATA,
     ("bench.kerneldev.sweeps.ws", "units.warp_specialization.kernel", "_persistent_ws_matmul_kernel"): _METADATA,

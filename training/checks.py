@@ -66,7 +66,7 @@ def check_batch(config: TrainConfig) -> None:
 def check_config(config: TrainConfig, recipe: str) -> None:
     """Raise ``ConfigError`` for the first argument of ``config`` that cannot work for ``recipe``."""
     from hawkeye_env.tasks.registry import get_task
-    from units.index import CONTEXT_MODES
+    from units.lib.index import CONTEXT_MODES
 
     _one_of("recipe", recipe, RECIPES)
     _one_of("device", config.device, DEVICES)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, SYSTEM_PROMPT, prompt_text, sanitize
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
-from units.index import list_units, unit_file
+from units.lib.index import list_units, unit_file
 
 UNIT_TEMPLATE = """\
 # Unit {name}: {title}

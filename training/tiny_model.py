@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hawkeye_env.observation import SYSTEM_PROMPT, reference_source
 from hawkeye_env.tasks.registry import list_tasks, solution_source
-from units.index import UNITS_DIR
+from units.lib.index import UNITS_DIR
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
                   "<tool_response>", "</tool_response>"]

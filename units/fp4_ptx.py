@@ -20,7 +20,7 @@ planes); here each ``tl.inline_asm_elementwise`` instance takes four bytes in on
   scales come in as bf16 (Triton converts them).
 
 The block is 19 instructions of decode and 4 (bf16 multipliers) or 8 (e8m0 codes) of scaling.
-Compiled for sm_90 by the H200's Triton 3.6 (``python -m units.triton_compile``), the M=32 main
+Compiled for sm_90 by the H200's Triton 3.6 (``python -m units.lib.triton_compile``), the M=32 main
 loop over 128x128 tiles takes 5.7 (MXFP4) and 6.1 (NVFP4) SASS instructions per code, where the
 "bits" decode's tiles took 13.6 and 12.5 (``bench/results/fp4-sass/fp4-loop-sass-triton36-2026-12-03.jsonl``).
 PTX has no interpreter: under ``TRITON_INTERPRET=1`` the kernel decodes the same values with

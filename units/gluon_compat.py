@@ -5,7 +5,7 @@ Triton 3.6 calls the TMA copies ``tma.async_copy_global_to_shared`` and
 ``tma.async_copy_shared_to_global``; later Gluon renamed them ``tma.async_load`` and
 ``tma.async_store`` (same arguments) and made the old names raise. The Gluon units call
 ``tma_load`` and ``tma_store``, which are whichever this Triton provides, so the same kernels
-compile under both (``units.gluon_compile``). ``on_hopper`` is where the units' wgmma, TMA and
+compile under both (``units.lib.gluon_compile``). ``on_hopper`` is where the units' wgmma, TMA and
 ``setmaxnreg`` exist; elsewhere their experts run a Triton-language twin.
 """
 

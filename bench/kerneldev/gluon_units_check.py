@@ -7,7 +7,7 @@ Run on a Hopper GPU (the H200: torch 2.11, Triton 3.6)::
 Per unit, each step in its own try/except so one failure never hides the others (tracebacks and
 compile errors are printed in full and kept in the JSON):
 
-1. ``compile``: ``units.gluon_compile`` on this machine's Triton (threads, registers, setmaxnreg,
+1. ``compile``: ``units.lib.gluon_compile`` on this machine's Triton (threads, registers, setmaxnreg,
    spills, shared memory of every configuration);
 2. ``correctness``: every configuration (``--quick``: the solution) at several shapes, odd ones
    included where the kernel masks (GEMMs: any M, N and K multiples of 8 or 16; attention needs
@@ -21,7 +21,7 @@ compile errors are printed in full and kept in the JSON):
    around eager calls if capture fails), replayed ``REPEATS`` times; per repeat the mean time a
    call; reported median, min, max and spread ((max - min) / median). No L2 flush: inputs stay as
    hot for the vendor as for the kernels;
-4. ``harness``: ``units.harness.measure_unit_gpu``, the unit's own metric and pass rule (launch
+4. ``harness``: ``units.lib.harness.measure_unit_gpu``, the unit's own metric and pass rule (launch
    hidden, L2 flushed), as ``hawkeye units verify --device cuda`` reports it.
 
 Writes ``$OUT/gluon_units.json`` after every unit (partial results survive a timeout) and prints a
@@ -119,7 +119,7 @@ def timed(row: dict, label: str, fn, flops: float) -> None:
 def checked(cases: list, label: str, fn, ref64, native, tol) -> None:
     """Append the judge's verdict of ``fn()`` against ``ref64`` to ``cases``."""
     from hawkeye_env.judge.parent.decide.correctness import compare
-    from units.harness import poisoned_empty
+    from units.lib.harness import poisoned_empty
 
     try:
         with poisoned_empty():
@@ -135,8 +135,8 @@ def checked(cases: list, label: str, fn, ref64, native, tol) -> None:
 
 
 def compile_stats(name: str) -> list:
-    from units.gluon_compile import compile_unit
-    from units.index import get_unit
+    from units.lib.gluon_compile import compile_unit
+    from units.lib.index import get_unit
 
     reports = compile_unit(get_unit(name))
     for r in reports:
@@ -149,8 +149,8 @@ def compile_stats(name: str) -> list:
 
 
 def harness(name: str) -> dict:
-    from units.harness import measure_unit_gpu
-    from units.index import get_unit
+    from units.lib.harness import measure_unit_gpu
+    from units.lib.index import get_unit
 
     r = measure_unit_gpu(get_unit(name))
     print(f"  harness {r['metric']} at {r['shape']}: {r['values']} margin {r['margin']} (need {r['min_margin']}) "
@@ -318,7 +318,7 @@ def main() -> int:
     parser.add_argument("--units", nargs="*", default=list(UNITS), choices=list(UNITS))
     parser.add_argument("--quick", action="store_true", help="the solution configuration only")
     parser.add_argument("--budget-s", type=float, default=540.0, help="no new timing starts after this")
-    parser.add_argument("--no-harness", action="store_true", help="skip units.harness.measure_unit_gpu")
+    parser.add_argument("--no-harness", action="store_true", help="skip units.lib.harness.measure_unit_gpu")
     args = parser.parse_args()
     DEADLINE[0] = time.time() + args.budget_s
     import triton

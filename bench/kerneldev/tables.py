@@ -1,7 +1,7 @@
 """Markdown tables of the kernel-development measurements, one function per results schema (the
 judge, suite and product ones are in ``bench.tables``, with ``Loaded`` and ``md_table``).
 
-* ``units``: ``python -m units.harness --gpu --json`` output: a list of unit reports, or
+* ``units``: ``python -m units.lib.harness --gpu --json`` output: a list of unit reports, or
   ``{"runs": [list, ...]}`` for repeated processes (any extra keys are metadata). A unit's rows
   in a later file replace an earlier file's; the processes of one file are its repeats.
 * ``sweep``: the JSON lines of the sweeps under ``bench.kerneldev.sweeps``: ``summary`` rows
@@ -149,7 +149,7 @@ def sweep(files: list[Loaded]) -> list[str]:
 
 
 def sass_loops(files: list[Loaded]) -> list[str]:
-    """Main-loop SASS instruction counts per configuration (``units.triton_compile`` JSON lines)."""
+    """Main-loop SASS instruction counts per configuration (``units.lib.triton_compile`` JSON lines)."""
     rows = [[r["unit"], _cfg(r["cfg"]) if r["cfg"] else "the unit's default", str(r["instructions"]),
              fmt(r["per_code"], ".2f"), str(r["shared"])]
             for f in files for r in f.data if "instructions" in r]

@@ -24,7 +24,7 @@ from hawkeye_env.task_gates.failure import GateFailure
 from hawkeye_env.task_gates.trials import hidden_shapes
 from hawkeye_env.tasks.generate.graph import Trace
 from hawkeye_env.tasks.generate.splits import trace_module
-from units.index import list_units
+from units.lib.index import list_units
 
 CODES = ("conformance", "meta_forward")
 

@@ -95,10 +95,10 @@ def test_a_unit_host_function_is_never_bound_into_a_kernel(tmp_path):
     from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError, build_kernels
 
     os.environ.setdefault("TRITON_INTERPRET", "1")
-    kernels = [entry(helper={"kind": "unit", "module": "units.harness", "name": "main"})]
-    with pytest.raises(RebuildError, match="units.harness.main is not a Triton kernel"):
+    kernels = [entry(helper={"kind": "unit", "module": "units.lib.harness", "name": "main"})]
+    with pytest.raises(RebuildError, match="units.lib.harness.main is not a Triton kernel"):
         build_kernels(kernels, str(tmp_path))
-    missing = [entry(helper={"kind": "unit", "module": "units.harness", "name": "no_such_kernel"})]
+    missing = [entry(helper={"kind": "unit", "module": "units.lib.harness", "name": "no_such_kernel"})]
     with pytest.raises(RebuildError, match="no_such_kernel does not exist here"):
         build_kernels(missing, str(tmp_path))
 

@@ -137,8 +137,8 @@ def test_every_h18_file_is_in_the_table() -> None:
         ("import torch\ng = torch.glob.glob('/')", "forbidden_attribute", "glob is not on the allowlist of torch"),
         ("import typing\nh = typing.get_type_hints", "forbidden_attribute", "get_type_hints is not on the allowlist"),
         ("import torch.nn.functional as F\nt = F.torch.load", "forbidden_attribute", "torch is not on the allowlist"),
-        ("import units.harness", "forbidden_import", "import units.harness is not allowed"),
-        ("from units.index import list_units", "forbidden_import", "from units.index import is not allowed"),
+        ("import units.lib.harness", "forbidden_import", "import units.lib.harness is not allowed"),
+        ("from units.lib.index import list_units", "forbidden_import", "from units.lib.index import is not allowed"),
         ("from units.persistent_splitk.kernel import torch", "forbidden_attribute",
          "torch is not on the allowlist of units.persistent_splitk.kernel"),
         # string-named getters and reflection builtins

@@ -13,7 +13,7 @@ from hawkeye_env.judge.shared.verdict import Stage
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source, task_module
 from hawkeye_env.tasks.spec import DISTRIBUTIONS
 from tests.tasks import CONFORMANCE_TASKS
-from units.index import list_units
+from units.lib.index import list_units
 
 SUITE = [s for s in list_tasks() if s.module.startswith("hawkeye_env.tasks.") and s.id not in CONFORMANCE_TASKS]
 UNIT_TAGS = {t for u in list_units() for t in u.tags}

@@ -8,7 +8,7 @@ from hawkeye_env.edits import to_candidate
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 from training.data import grpo_prompts, sft_examples, split_tasks
-from units.index import CONTEXT_MODES
+from units.lib.index import CONTEXT_MODES
 
 
 @pytest.mark.parametrize("context", CONTEXT_MODES)
@@ -37,7 +37,7 @@ def test_unit_examples_answer_with_the_unit_kernel():
     assert len(units) >= 10
     row = next(r for r in units if r["task"] == "row_reduction")
     assert "Strategy:" in row["prompt"][1]["content"] and "units.row_reduction.reference" in row["prompt"][1]["content"]
-    from units.index import get_unit, unit_file
+    from units.lib.index import get_unit, unit_file
     assert to_candidate(None, row["completion_text"]) == unit_file(get_unit("row_reduction"), "kernel.py")
 
 

@@ -65,12 +65,12 @@ def test_the_model_refuses_an_instruction_it_does_not_know():
 
 
 def test_the_ptx_decode_shortens_the_m32_main_loop():
-    """``python -m units.triton_compile`` in a fresh process without ``TRITON_INTERPRET`` (the
+    """``python -m units.lib.triton_compile`` in a fresh process without ``TRITON_INTERPRET`` (the
     interpreter's JIT functions cannot compile): both units' M=32 loops, "bits" against "lut"."""
     lut = {"decode": "lut", "unpack": "two_dot", "expand_scales": True}
     configs = [{"unit": u, **v} for u in ("mxfp4_gemm", "nvfp4_gemm") for v in ({"decode": "bits"}, lut)]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-m", "units.triton_compile", *map(json.dumps, configs)],
+    proc = subprocess.run([sys.executable, "-m", "units.lib.triton_compile", *map(json.dumps, configs)],
                           cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -10,7 +10,7 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
-from units.index import get_unit, resolve
+from units.lib.index import get_unit, resolve
 from units.mxfp4_gemm import kernel as mx_kernel
 from units.mxfp4_gemm import reference as mx_ref
 from units.mxfp4_gemm.kernel import mxfp4_gemm
@@ -18,7 +18,7 @@ from units.nvfp4_gemm import kernel as nv_kernel
 from units.nvfp4_gemm import reference as nv_ref
 from units.nvfp4_gemm.kernel import nvfp4_gemm
 
-SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
+SEEDS = (0, 1)  # two draws per shape, as units.lib.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 KERNELS = {"mxfp4_gemm": mxfp4_gemm, "nvfp4_gemm": nvfp4_gemm}
 # Each variant below is the base design (select decode, interleaved join, no swap, no split, one

@@ -16,7 +16,7 @@ from bench.kerneldev.sweeps import gemm
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.registry import get_task, task_module
 from hawkeye_env.tasks.spec import BF16
-from units.harness import poisoned_empty
+from units.lib.harness import poisoned_empty
 from units.warp_specialization.kernel import CANDIDATES
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"

@@ -3,7 +3,7 @@ sm_90a without a GPU, and run against the reference on a Hopper GPU.
 
 On CPU (no interpreter for Gluon) the honest checks are the registry's (the solution is skipped
 with ``GLUON_CPU_SKIP``, the naive twin and reference still run: ``test_units``), and that Triton
-compiles every configuration for the H200 (``units.gluon_compile``), with the resources the design
+compiles every configuration for the H200 (``units.lib.gluon_compile``), with the resources the design
 promises: 384 threads (a producer warpgroup and two consumer warpgroups), no spills, shared memory
 within the H200's 227 KiB. On a Hopper GPU the solutions are compared with the float64 reference.
 """
@@ -20,10 +20,10 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
-from units.gluon_compile import H200_SHARED_BYTES, gluon_units
-from units.harness import check_unit_cpu, poisoned_empty
-from units.index import UNITS_DIR, resolve
-from units.spec import GLUON_CPU_SKIP
+from units.lib.gluon_compile import H200_SHARED_BYTES, gluon_units
+from units.lib.harness import check_unit_cpu, poisoned_empty
+from units.lib.index import UNITS_DIR, resolve
+from units.lib.spec import GLUON_CPU_SKIP
 
 GLUON = gluon_units()
 GLUON_IDS = [u.name for u in GLUON]
@@ -49,11 +49,11 @@ def _cases():
 
 
 def _compile(*flags: str, shards: int = 1) -> dict:
-    """``python -m units.gluon_compile --json`` in ``shards`` fresh processes at once, each compiling
+    """``python -m units.lib.gluon_compile --json`` in ``shards`` fresh processes at once, each compiling
     every ``shards``-th case (``--shard K/N``), without ``TRITON_INTERPRET`` (under the interpreter
     Triton's ``jit`` helpers that Gluon reductions call are not compilable); the reports merged."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    procs = [subprocess.Popen([sys.executable, "-m", "units.gluon_compile", "--json", "--shard", f"{k}/{shards}",
+    procs = [subprocess.Popen([sys.executable, "-m", "units.lib.gluon_compile", "--json", "--shard", f"{k}/{shards}",
                                *flags], cwd=UNITS_DIR.parent, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(shards)]
     reports = [proc.communicate(timeout=1800) for proc in procs]  # every process ends before any assert
@@ -65,7 +65,7 @@ def _compile(*flags: str, shards: int = 1) -> dict:
 
 
 def test_the_shard_option_takes_k_of_n():
-    from units.gluon_compile import parse_shard
+    from units.lib.gluon_compile import parse_shard
 
     assert parse_shard("1/3") == (1, 3)
     for bad in ("3/3", "1", "a/2", "-1/2"):
@@ -87,7 +87,7 @@ def compiled() -> dict:
 
 
 def test_gluon_solutions_compile_for_sm90a(compiled):
-    """Each unit's first compile case is its solution (``units.gluon_compile.compile_unit``)."""
+    """Each unit's first compile case is its solution (``units.lib.gluon_compile.compile_unit``)."""
     assert {unit for unit, _ in compiled} == set(GLUON_IDS)
     for unit in GLUON:
         first = resolve(unit.extra["compile_cases"])()[0]

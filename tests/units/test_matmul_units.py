@@ -14,13 +14,13 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
-from units.index import get_unit, resolve
+from units.lib.index import get_unit, resolve
 
 MATMUL_UNITS = (
     "grouped_tile_order", "software_pipelining", "tma_descriptors", "persistent_splitk",
     "warp_specialization",
 )
-SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
+SEEDS = (0, 1)  # two draws per shape, as units.lib.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
@@ -313,7 +313,7 @@ def test_linear_decode_expert_runs_its_swapped_tiles(monkeypatch):
 FUSED_PTX_SCRIPT = """
 import json
 from units.persistent_splitk.kernel import _splitk_partial_kernel
-from units.triton_compile import compile_sm90
+from units.lib.triton_compile import compile_sm90
 sig = {n: "*bf16" for n in ("a_ptr", "b_ptr", "c_ptr")} | {"partial_ptr": "*fp32", "arrivals_ptr": "*i32"}
 sig |= {n: "i32" for n in ("M", "N", "K", "K_PER_SPLIT", "stride_am", "stride_ak", "stride_bk", "stride_bn")}
 const = {"BLOCK_M": 16, "BLOCK_N": 128, "BLOCK_K": 128, "SWAP_AB": True, "SPLIT_K": 2, "FUSED": True}

@@ -11,11 +11,11 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
-from units.index import get_unit, resolve
+from units.lib.index import get_unit, resolve
 from units.mxfp4_gemm import reference as mx
 from units.nvfp4_gemm import reference as nv
 
-SEEDS = (0, 1)  # two draws per shape, as units.harness.SEEDS
+SEEDS = (0, 1)  # two draws per shape, as units.lib.harness.SEEDS
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 FP8 = "units.fp8_scaled_gemm."
 # (unit, callables under test, reference, make_inputs) for every variant.

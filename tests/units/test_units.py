@@ -12,13 +12,13 @@ import torch
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task
 from units import Metric, get_unit, list_units, unit_context, units_for_tags
-from units.harness import SEEDS, check_case, check_unit_cpu, verify_cpu_in_subprocess
-from units.index import MORE_UNITS_HEADING, UNITS_DIR
+from units.lib.harness import SEEDS, check_case, check_unit_cpu, verify_cpu_in_subprocess
+from units.lib.index import LIB_DIR, MORE_UNITS_HEADING, UNITS_DIR
 
 RUNNABLE = list_units(include_on_paper=False)
 RUNNABLE_IDS = [u.name for u in RUNNABLE]
-# A unit package is any folder of units/ that is a Python package.
-PACKAGES = sorted(p.name for p in UNITS_DIR.iterdir() if (p / "__init__.py").exists())
+# A unit package is any folder of units/ that is a Python package, but the infrastructure's.
+PACKAGES = sorted(p.name for p in UNITS_DIR.iterdir() if (p / "__init__.py").exists() and p != LIB_DIR)
 UNIT_FILES = ("README.md", "kernel.py", "naive.py", "reference.py", "meta.py")
 README_SECTIONS = ("## Strategy", "## When it pays", "## How to call", "## How to splice it in",
                    "## Traps", "## Measured")

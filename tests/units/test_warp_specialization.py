@@ -15,8 +15,8 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
-from units.harness import poisoned_empty
-from units.index import get_unit, resolve
+from units.lib.harness import poisoned_empty
+from units.lib.index import get_unit, resolve
 from units.warp_specialization import kernel, naive
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"

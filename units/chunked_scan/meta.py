@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from units.spec import Metric, Unit
+from units.lib.spec import Metric, Unit
 
 CHUNK = 64
 

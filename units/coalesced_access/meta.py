@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from units.spec import Metric, Unit
+from units.lib.spec import Metric, Unit
 
 
 def _dtype(shape) -> torch.dtype:

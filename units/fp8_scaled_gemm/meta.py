@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from units.spec import Metric, Unit
+from units.lib.spec import Metric, Unit
 
 FP8_MAX = 448.0
 SCALE_BLOCK = 128

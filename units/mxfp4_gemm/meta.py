@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from units.lib.spec import Metric, Unit
 from units.mxfp4_gemm.reference import quantize_mxfp4
-from units.spec import Metric, Unit
 
 
 def make_inputs(shape, device: str, seed: int) -> tuple:

@@ -1,10 +1,10 @@
-"""The compile cases of ``ws_attention_fwd`` for ``python -m units.gluon_compile``: causal and
+"""The compile cases of ``ws_attention_fwd`` for ``python -m units.lib.gluon_compile``: causal and
 full attention at D = 128 for every configuration, and the solution at D = 64. Kept out of
 ``kernel.py``, which candidates import or inline, so they never reach the compiler helpers."""
 
 from __future__ import annotations
 
-from units.gluon_compile import CompileCase, tensordesc
+from units.lib.gluon_compile import CompileCase, tensordesc
 from units.ws_attention_fwd.kernel import (
     BLOCK_M,
     CONFIGS,
@@ -20,7 +20,7 @@ from units.ws_attention_fwd.kernel import (
 
 
 def compile_case(config: AttnConfig, head_d: int, causal: bool) -> CompileCase:
-    """The ``CompileCase`` of ``ws_attention_kernel`` (``units.gluon_compile``)."""
+    """The ``CompileCase`` of ``ws_attention_kernel`` (``units.lib.gluon_compile``)."""
     q_block, kv_block, o_block = [BLOCK_M, head_d], [config.block_n, head_d], [CONSUMER_ROWS, head_d]
     constexprs = dict(HEAD_D=head_d, BLOCK_N=config.block_n, KV_STAGES=config.kv_stages, CAUSAL=causal,
                       DEFER_PV=config.defer_pv, OVERLAP=config.overlap,

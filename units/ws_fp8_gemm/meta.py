@@ -6,7 +6,7 @@ quantized from standard-normal values with ``amax / 448`` scales.
 
 from __future__ import annotations
 
-from units.spec import Metric, Unit
+from units.lib.spec import Metric, Unit
 
 UNIT = Unit(
     name="ws_fp8_gemm",

@@ -1,4 +1,4 @@
-"""The compile cases of ``ws_persistent_gemm`` for ``python -m units.gluon_compile``: every
+"""The compile cases of ``ws_persistent_gemm`` for ``python -m units.lib.gluon_compile``: every
 configuration of ``kernel.CONFIGS`` (the solution first) and the solution reading a K-major ``b``,
 as ``CompileCase`` (signature, constexprs, warps, register cap). Kept out of ``kernel.py``, which
 candidates import or inline, so they never reach the compiler helpers."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from triton.experimental.gluon import language as gl
 
-from units.gluon_compile import CompileCase, tensordesc
+from units.lib.gluon_compile import CompileCase, tensordesc
 from units.ws_persistent_gemm.kernel import (
     CONFIGS,
     CONSUMER_REGS,
@@ -24,7 +24,7 @@ from units.ws_persistent_gemm.kernel import (
 
 def compile_case(config: WsGemmConfig, in_dtype: str = "bf16", b_k_major: bool = False, scaled: int = NO_SCALES,
                  prefix: str = "") -> CompileCase:
-    """The ``CompileCase`` of ``ws_gemm_kernel`` in ``config`` (``units.gluon_compile``); ``scaled``
+    """The ``CompileCase`` of ``ws_gemm_kernel`` in ``config`` (``units.lib.gluon_compile``); ``scaled``
     is the epilogue's scale mode (``kernel.NO_SCALES``, ``TENSOR_SCALES`` or ``ROW_SCALES``)."""
     gl_in = {"bf16": gl.bfloat16, "fp8e4nv": gl.float8e4nv}[in_dtype]
     a_block, b_block, c_block = descriptor_shapes(config, b_k_major)
@@ -43,6 +43,6 @@ def compile_case(config: WsGemmConfig, in_dtype: str = "bf16", b_k_major: bool =
 
 def compile_cases() -> list[CompileCase]:
     """Every configuration of ``CONFIGS`` (the solution first), and the solution reading a K-major
-    ``b``, for ``python -m units.gluon_compile``."""
+    ``b``, for ``python -m units.lib.gluon_compile``."""
     return [compile_case(c) for c in CONFIGS.values()] + [compile_case(SOLUTION, b_k_major=True, prefix="kmajor_b_")]
 

@@ -110,7 +110,7 @@ class WsGemmConfig:
 # Shared memory at 128x256x64 bf16: 48 KiB a stage, so 4 stages (192 KiB) plus two [64, 256] bf16
 # epilogue buffers (2 x 32 KiB) exceed the H200's 227 KiB; the epilogue stores 64-column slices
 # through a [rows, 64] buffer per consumer (8 or 16 KiB) instead. Ping-pong at 128x128x64 is 32 KiB
-# a stage. Shared memory of each: `python -m units.gluon_compile`. The ping-pong configuration has no
+# a stage. Shared memory of each: `python -m units.lib.gluon_compile`. The ping-pong configuration has no
 # timing in the results; the solution's: BENCHMARKS.md, Gluon units.
 SOLUTION = WsGemmConfig()
 CONFIGS: dict[str, WsGemmConfig] = {c.name: c for c in (

@@ -5,8 +5,8 @@ Shapes are ``{"M": rows of a, "N": columns of b, "K": inner dimension}``; inputs
 
 from __future__ import annotations
 
-from units.inputs import bf16_matmul_inputs as make_inputs  # noqa: F401 (UNIT.make_inputs)
-from units.spec import Metric, Unit
+from units.lib.inputs import bf16_matmul_inputs as make_inputs  # noqa: F401 (UNIT.make_inputs)
+from units.lib.spec import Metric, Unit
 
 UNIT = Unit(
     name="ws_persistent_gemm",

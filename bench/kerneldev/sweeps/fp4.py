@@ -214,8 +214,8 @@ def _rate(shape: dict, ms: float) -> dict:
 
 def sweep(unit: str, shape: dict, deadline: float) -> None:
     """Time the baselines and every configuration of ``unit`` at ``shape``; end with a summary row."""
-    from units.harness import resolve
-    from units.index import get_unit
+    from units.lib.harness import resolve
+    from units.lib.index import get_unit
 
     spec = get_unit(unit)
     naive, solution = resolve(spec.naive), resolve(spec.solution)

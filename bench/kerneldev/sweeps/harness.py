@@ -24,8 +24,8 @@ import torch
 
 from bench.provenance import provenance
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
-from units.harness import resolve
-from units.index import get_unit
+from units.lib.harness import resolve
+from units.lib.index import get_unit
 
 # Timed iterations per call and retries over the CV gate: shorter than a verdict's 50 x 3, enough
 # for the interleaved rounds to show the spread.

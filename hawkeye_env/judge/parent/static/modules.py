@@ -3,8 +3,9 @@
 The static checker's view of modules (``static_checker.py``): the fixed lists of
 ``static_allowlist.py`` (``IMPORTABLE``, ``MODULE_ATTRIBUTES``, ``LIBDEVICE_MODULES``), plus the
 kernel modules of ``units/``, read from their source with ``ast`` (never imported), with their
-public top-level definitions as their attribute list. A unit's harness, index, inputs, spec,
-references, metadata and compile cases are not kernel modules and stay unreachable (#4).
+public top-level definitions as their attribute list. The units' infrastructure (``units/lib/``:
+spec, index, harness, inputs, the compile checks) and a unit's references, metadata and compile
+cases are not kernel modules and stay unreachable (#4).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def unit_modules() -> dict[str, frozenset[str]]:
     """``units.<unit>.<module>`` kernel modules (and ``SHARED_UNIT_MODULES``) by dotted name, with
     their public names, plus the packages leading to them with their submodules' names."""
     found: dict[str, frozenset[str]] = {}
-    files = [p for p in UNITS_ROOT.glob("*/*.py") if p.name not in UNIT_NON_KERNEL_FILES]
+    # a unit is a folder of units/ with a meta.py (units/lib/, the infrastructure, is none)
+    files = [p for p in UNITS_ROOT.glob("*/*.py")
+             if (p.parent / "meta.py").is_file() and p.name not in UNIT_NON_KERNEL_FILES]
     files += [UNITS_ROOT / name for name in SHARED_UNIT_MODULES if (UNITS_ROOT / name).is_file()]
     packages: dict[str, set[str]] = {"units": set()}
     for path in sorted(files):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 Shape = Mapping[str, int]
-GLUON_CPU_SKIP = ("Gluon kernels need a Hopper GPU; no interpreter (compiled for sm_90a by units.gluon_compile "
+GLUON_CPU_SKIP = ("Gluon kernels need a Hopper GPU; no interpreter (compiled for sm_90a by units.lib.gluon_compile "
                   "instead, run by `hawkeye units verify --device cuda`)")
 
 
@@ -83,7 +83,7 @@ class Unit:
         why: for Hopper-only units, why they need Hopper; for on-paper slots, what hardware they need.
         language: ``triton`` or ``gluon``, the language of the solution kernel. Gluon has no
             interpreter: the CPU check skips a Gluon solution with ``GLUON_CPU_SKIP`` and
-            ``units.gluon_compile`` cross-compiles it for sm_90a instead (the cases named by
+            ``units.lib.gluon_compile`` cross-compiles it for sm_90a instead (the cases named by
             ``extra["compile_cases"]``); its naive counterpart and reference still run on CPU.
     """
 

@@ -2,8 +2,8 @@
 
 ::
 
-    python -m units.harness --cpu [NAMES] [--json]   # solution, naive, reference vs float64 reference
-    python -m units.harness --gpu [NAMES] [--json]   # time solution and naive at the first GPU shape
+    python -m units.lib.harness --cpu [NAMES] [--json]   # solution, naive, reference vs float64 reference
+    python -m units.lib.harness --gpu [NAMES] [--json]   # time solution and naive at the first GPU shape
 
 ``check_unit_cpu`` must run where ``TRITON_INTERPRET=1`` was set before Triton was imported;
 ``verify_cpu_in_subprocess`` starts such a process. ``measure_unit_gpu`` needs CUDA. Both call the
@@ -30,8 +30,8 @@ import torch
 from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
 from hawkeye_env.judge.sandboxed.common.timing import time_callable
 from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
-from units.index import UNITS_DIR, get_unit, list_units, resolve
-from units.spec import Unit
+from units.lib.index import UNITS_DIR, get_unit, list_units, resolve
+from units.lib.spec import Unit
 
 ROLES = ("solution", "naive", "reference")
 # Input draws per CPU shape: each is a whole interpreted run of the kernel, and the odd shapes (masked
@@ -43,7 +43,7 @@ SUBPROCESS_TIMEOUT_S = 1800
 
 _NCU_DRIVER = """
 import sys, torch
-from units.index import get_unit, resolve
+from units.lib.index import get_unit, resolve
 unit, fn = get_unit(sys.argv[1]), resolve(sys.argv[2])
 inputs = resolve(unit.make_inputs)(unit.gpu_shapes[0], "cuda", 0)
 fn(*inputs); torch.cuda.synchronize()
@@ -143,7 +143,7 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
 
 
 def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None, runner=None) -> list[dict]:
-    """``python -m units.harness`` in a fresh process (the interpreter on CPU); parsed JSON.
+    """``python -m units.lib.harness`` in a fresh process (the interpreter on CPU); parsed JSON.
 
     With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
     reads numbers back, never imports it. ``runner(cmd, env, timeout_s)`` starts the process and
@@ -151,7 +151,7 @@ def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = 
     sandbox (``hawkeye_env.judge.parent.launch.spawn.run_command``) whenever a candidate is given.
     """
     env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
-    cmd = [sys.executable, "-m", "units.harness", f"--{device}", *names, "--json"]
+    cmd = [sys.executable, "-m", "units.lib.harness", f"--{device}", *names, "--json"]
     if candidate:
         cmd += ["--candidate", str(candidate)]
     if runner is not None:
@@ -272,7 +272,7 @@ def _print_gpu(r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m units.harness", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m units.lib.harness", description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--cpu", action="store_true", help="check under the Triton interpreter")
     mode.add_argument("--gpu", action="store_true", help="measure the metric on CUDA")

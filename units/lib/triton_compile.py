@@ -11,7 +11,7 @@ the machine code is the one the GPU would run for those arguments, up to the Tri
 configuration and returns its loop's instructions per e2m1 code and thread (an iteration decodes
 ``BLOCK_K * BLOCK_N`` codes over the CTA's threads). ::
 
-    python -m units.triton_compile '{"unit": "mxfp4_gemm", "decode": "lut", ...}' ...
+    python -m units.lib.triton_compile '{"unit": "mxfp4_gemm", "decode": "lut", ...}' ...
 
 prints one JSON line per configuration (the unit's ``tiles_for(32)`` with the given keywords).
 Run it without ``TRITON_INTERPRET`` (the interpreter replaces JIT functions, which cannot compile).
@@ -27,8 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from units.gluon_compile import HOPPER_CAPABILITY as HOPPER
-from units.gluon_compile import WARP_SIZE
+from units.lib.gluon_compile import HOPPER_CAPABILITY as HOPPER
+from units.lib.gluon_compile import WARP_SIZE
 
 _ADDR = re.compile(r"/\*([0-9a-f]{4,6})\*/")
 _OPCODE = re.compile(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")

@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 
-from units.spec import Unit
+from units.lib.spec import Unit
 
-UNITS_DIR = Path(__file__).parent
+UNITS_DIR = Path(__file__).resolve().parents[1]
+# The infrastructure (this folder): a package of units/ that is no unit.
+LIB_DIR = Path(__file__).resolve().parent
 CONTEXT_MODES = ("none", "docs", "units", "full")
 
 # Taxonomy slots of other architectures, described so the table is exhaustive, never run here.

@@ -7,7 +7,7 @@ solution's first); this module
 compiles them and reads back what a profiler would otherwise tell: threads per CTA (warp
 specialization shows as extra warps), registers per thread, spills and shared memory. ::
 
-    python -m units.gluon_compile [UNIT ...] [--solutions] [--json] [--shard K/N]
+    python -m units.lib.gluon_compile [UNIT ...] [--solutions] [--json] [--shard K/N]
 
 Registers and spills come from ``ptxas -v`` rerun on the kernel's PTX; under warp specialization
 ptxas reports the launch's register count, and each partition's ``setmaxnreg`` value is read from
@@ -107,7 +107,7 @@ def compile_case(case: CompileCase, arch: int = HOPPER_CAPABILITY) -> dict:
 
 def gluon_units() -> list:
     """The runnable units whose solution is written in Gluon."""
-    from units.index import list_units
+    from units.lib.index import list_units
 
     return [u for u in list_units(include_on_paper=False) if u.language == "gluon"]
 
@@ -116,7 +116,7 @@ def compile_unit(unit, solution_only: bool = False, shard: tuple[int, int] = (0,
     """``compile_case`` for every case of ``unit``'s ``compile_cases()`` (named in its meta; the
     first case is the unit's solution), or for the first only; with ``shard = (k, n)`` only the
     cases whose index is ``k`` modulo ``n`` (so ``n`` processes share the compiles)."""
-    from units.index import resolve
+    from units.lib.index import resolve
 
     try:
         cases = resolve(unit.extra["compile_cases"])()
@@ -142,14 +142,14 @@ def _line(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m units.gluon_compile", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m units.lib.gluon_compile", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="Gluon units (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--solutions", action="store_true", help="only each unit's first case, its solution")
     parser.add_argument("--shard", type=parse_shard, default=(0, 1),
                         help="K/N: compile only the cases whose index in their unit is K modulo N")
     args = parser.parse_args(argv)
-    from units.index import get_unit
+    from units.lib.index import get_unit
 
     units = [get_unit(n) for n in args.names] if args.names else gluon_units()
     results = {u.name: compile_unit(u, solution_only=args.solutions, shard=args.shard) for u in units}
