@@ -22,12 +22,12 @@ import statistics
 import threading
 from collections import defaultdict
 
+from hawkeye_env.judge.parent.baselines import BASELINE_TARGET
+from hawkeye_env.judge.parent.launch.start import REPLAY_TARGET, WORKER_TARGET
+
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-# ``--target`` of a judge process -> its kind (worker_start.WORKER_TARGET, REPLAY_TARGET,
-# baselines.BASELINE_TARGET).
-TARGET_KINDS = {"hawkeye_env.judge.sandboxed.candidate.worker:serve": "worker",
-                "hawkeye_env.judge.sandboxed.replay.replay:serve": "replay",
-                "hawkeye_env.judge.parent.baselines:serve_baselines": "baseline"}
+# ``--target`` of a judge process -> its kind.
+TARGET_KINDS = {WORKER_TARGET: "worker", REPLAY_TARGET: "replay", BASELINE_TARGET: "baseline"}
 
 
 def busy_ticks(text: str) -> tuple[int, int]:

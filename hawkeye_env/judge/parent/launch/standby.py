@@ -79,7 +79,7 @@ class Standby:
     def _warm(self, lane: Lane | None) -> None:
         """Serve the worker's lane requests until it says ``ready`` (or fails)."""
         claim = LaneClaim(lane.new_lock() if lane is not None else None)
-        start = time.monotonic()
+        began = time.monotonic()
         try:
             while True:
                 if claim.grant():
@@ -98,7 +98,7 @@ class Standby:
                         raise ValueError(f"unexpected message {kind!r} during warm-up")
                 elif not self.proc.is_alive():
                     raise RuntimeError(start.describe_exit(self.proc.exitcode))
-                elif time.monotonic() - start > READY_TIMEOUT_S:
+                elif time.monotonic() - began > READY_TIMEOUT_S:
                     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
         except Exception as exc:  # noqa: BLE001 - any failure discards the standby
             self.failure = f"{type(exc).__name__}: {exc}"
