@@ -5,6 +5,7 @@ exist (Docker itself is not run here)."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from importlib.metadata import version
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy" / "openenv"
 
 
 @pytest.fixture
@@ -96,3 +98,40 @@ def test_openenv_yaml_names_the_same_app_and_port():
     assert manifest["app"] == "hawkeye_env.server.app:app" and manifest["port"] == 8000
     module = manifest["app"].partition(":")[0]
     assert callable(import_from_string(f"{module}:main"))  # OpenEnv's convention: python -m <module>
+
+
+def test_openenv_validates_the_deployment_directory_and_its_lock_names_the_repository():
+    from openenv.cli._validation import validate_multi_mode_deployment
+
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11's tomllib reads uv.lock")
+    valid, issues = validate_multi_mode_deployment(DEPLOY)
+    assert valid, issues
+    assert not validate_multi_mode_deployment(REPO)[0]  # the root keeps openenv-core in the serve extra
+    pyproject = tomllib.loads((DEPLOY / "pyproject.toml").read_text())
+    assert "hawkeye-env[serve]" in pyproject["project"]["dependencies"]
+    assert (DEPLOY / pyproject["tool"]["uv"]["sources"]["hawkeye-env"]["path"]).resolve() == REPO
+    packages = {p["name"]: p for p in tomllib.loads((DEPLOY / "uv.lock").read_text())["package"]}
+    deployed = packages[pyproject["project"]["name"]]
+    assert {"name": "hawkeye-env", "extra": ["serve"]} in deployed["dependencies"]
+    assert packages["hawkeye-env"]["source"] == {"editable": "../../"} and "openenv-core" in packages
+    manifest = yaml.safe_load((DEPLOY / "openenv.yaml").read_text())
+    assert manifest["app"] == "server.app:app" and manifest["port"] == 8000
+
+
+def test_the_deployment_server_script_serves_the_projects_app(app_module, monkeypatch, tmp_path):
+    for name, value in {"HAWKEYE_JUDGE_DEVICE": "cpu", "HAWKEYE_STORE": str(tmp_path / "v.sqlite3"),
+                        "HAWKEYE_SERVE_TASKS": "vector_add_fp32", "HAWKEYE_SERVE_CONTEXT": "none"}.items():
+        monkeypatch.setenv(name, value)
+    served = []
+    monkeypatch.setattr(app_module, "run", lambda app, host, port: served.append((app, host, port)))
+    spec = importlib.util.spec_from_file_location("deploy_openenv_server_app", DEPLOY / "server" / "app.py")
+    deployed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(deployed)
+    deployed.main(port=8123)
+    (app, host, port), = served
+    try:
+        assert (host, port) == ("0.0.0.0", 8123) and app.state.judge.status()["store"] == str(tmp_path / "v.sqlite3")
+        assert {"/judge", "/reset", "/step", "/ws"} <= {route.path for route in app.routes}
+    finally:
+        app.state.judge.close()
+    assert deployed.app is app_module.app  # openenv.yaml's server.app:app
