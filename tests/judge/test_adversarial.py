@@ -1,4 +1,4 @@
-"""Adversarial candidates (docs/threat-model.md #1-#18, #23) judged end to end on CPU.
+"""Adversarial candidates (docs/threat-model.md #1-#18, #23, #26-#30) judged end to end on CPU.
 
 Each candidate is a data file under ``tests/candidates/hacks/`` whose docstring names the hack it
 attempts. A hack must be caught with its reason, score no more than a candidate that fails to
@@ -34,6 +34,7 @@ VECTOR_ADD = "vector_add_fp32"
 SOFTMAX = "softmax_fp32"
 RMSNORM = "rmsnorm_bf16"
 GEMM = "gemm_bf16"
+LAYERNORM = "layernorm_bf16"
 
 # A candidate that defines ModelNew but does not parse: the reward every hack must not exceed.
 SYNTAX_ERROR = (
@@ -170,6 +171,10 @@ CASES: list[Case] = [
     # Trials beyond what an author sees: hidden shapes, non-contiguous layouts, edge values.
     Case("h19_add_public_lengths", VECTOR_ADD, "incorrect", "element"),
     Case("h19_gemm_ignores_strides", GEMM, "incorrect", "element"),
+    # 28: a fixed scattered index set wrong on every call, under the quantile and no slice's outlier.
+    Case("h28_layernorm_fixed_indices", LAYERNORM, "incorrect", "the same positions are wrong in every trial"),
+    # 29: a count of calls kept in device memory: a trial's repeated calls find it poisoned.
+    Case("h29_add_device_call_count", VECTOR_ADD, "incorrect", "filled with arbitrary bytes"),
 ]
 
 
@@ -386,6 +391,7 @@ def test_every_hack_file_is_in_a_table() -> None:
     listed = {c.file for c in CASES} | {c.file for c in WORKER_CASES} | {f for f, _ in INERT}
     listed |= {"h17_hang_after_violation", "h07_deferred_fixup", "h19_softmax_no_max", "h19_rmsnorm_zero_padding"}
     listed |= {"h20_host_answer_modes_off", "h20_forged_kernel_source"}  # tests/judge/test_cpu_replay.py
+    listed |= {"h28_layernorm_fixed_random_indices", "h28_gemm_fixed_indices"}  # tests/judge/test_recurring_errors.py
     assert {p.stem for p in HACKS.glob("*.py")} == listed
 
 

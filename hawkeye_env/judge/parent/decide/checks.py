@@ -6,10 +6,12 @@ timed loop. Each output is compared with ``correctness.compare`` against the flo
 and calibrated by the native-precision reference (``row["native"]``, from ``references.py``)
 when the row has one; the expected dtypes are then the native reference's, never the worker's.
 ``repeat_failure`` tells a stale or cached answer (a violation: the output matches the answer for
-other inputs, ``stale.py``) from a wrong one (incorrect). A trial whose float64 reference is not
-finite is not scored (docs/threat-model.md #25); a verdict none of whose trials could be scored is
-incorrect. Everything here runs in the trusted
-parent on tensors it decoded from a reply, against references it computed itself.
+other inputs, ``stale.py``) from a wrong one (incorrect). Once every trial passed, the elements over
+their bound in each call on different inputs of one shape must not recur from call to call
+(``recurrence.py``, docs/threat-model.md #28). A trial whose float64 reference is not finite is not
+scored (docs/threat-model.md #25); a verdict none of whose trials could be scored is incorrect.
+Everything here runs in the trusted parent on tensors it decoded from a reply, against references it
+computed itself.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 
 import torch
 
-from hawkeye_env.judge.parent.decide import correctness
+from hawkeye_env.judge.parent.decide import correctness, recurrence
 from hawkeye_env.judge.parent.decide.stale import other_answer, rel_l2_distance
 from hawkeye_env.judge.shared.verdict import Stage, Verdict, Violation
 from hawkeye_env.tasks.spec import TaskSpec
@@ -94,7 +96,7 @@ def _incorrect(where: str, c: dict) -> str:
 
 def repeat_failure(spec: TaskSpec, outs: list, refs: list, dtypes: list, device: str,
                    what: str, where: str, natives: list | None = None, others: list | None = None,
-                   first: list | None = None) -> tuple[bool, str] | None:
+                   first: list | None = None, compared: list | None = None) -> tuple[bool, str] | None:
     """Judge a repeat of a passed trial (a call on fresh inputs, a rerun on the same inputs, an
     output kept from the timed loop). None when every output passes or the reference is not
     finite (nothing to score); else ``(violation, message)``.
@@ -111,7 +113,8 @@ def repeat_failure(spec: TaskSpec, outs: list, refs: list, dtypes: list, device:
 
     Any other failure, however large, is ``INCORRECT``: an honest kernel a little over its bound on
     one more input draw, or one that overflows on it, is not a hack. ``what`` heads the
-    violation's message; ``where`` names the repeat in the incorrect one.
+    violation's message; ``where`` names the repeat in the incorrect one. ``compared``, when
+    given, receives each output's ``correctness.compare`` result.
     """
     if len(outs) != len(refs):
         return True, f"{what}: {len(outs)} outputs, expected {len(refs)}"
@@ -121,6 +124,8 @@ def repeat_failure(spec: TaskSpec, outs: list, refs: list, dtypes: list, device:
     dtypes = _dtypes(dtypes, natives)
     for i, (o, r, d, n) in enumerate(zip(outs, refs, dtypes, _natives(natives, len(refs)))):
         c = _compare(spec, o, r, d, device, n, i)
+        if compared is not None:
+            compared.append(c)
         if c["ok"]:
             continue
         if _structural(o, c):
@@ -154,11 +159,19 @@ def _prior(rows: list[dict]) -> list[tuple[str, list]]:
     return got
 
 
+# Appended to an incorrect repeat's message when the rerun drifted from the first call (``_drifted``):
+# the one thing a trial's repeats find changed besides their inputs (``PlanRunner.poison_changed``).
+CARRIED_STATE = ("a repeated call finds every tensor made before the forward that an earlier call changed "
+                 "filled with arbitrary bytes, so nothing kept between calls (a count of calls, a lazily "
+                 "filled cache) may decide the output")
+
+
 def _repeats(spec: TaskSpec, t: dict, row: dict, earlier: list[dict], dtypes: list,
-             device: str) -> tuple[str, bool, str] | None:
+             device: str, fresh_checks: list) -> tuple[str, bool, str] | None:
     """The first failing repeat of a passed trial row (``fresh``, then ``rerun``) as ``(code,
     violation, message)`` (``repeat_failure``), or None. A repeat is stale when it matches the
-    answer for the other inputs of this trial or of the ``earlier`` trials' rows."""
+    answer for the other inputs of this trial or of the ``earlier`` trials' rows. The fresh
+    call's comparisons are appended to ``fresh_checks``."""
     at = f"shape {t['shape']} with {t['distribution']} inputs"
     prior = _prior([r for r in earlier if _finite(r["reference"])])
     first = [("the first call's inputs", row["reference"]),
@@ -180,20 +193,51 @@ def _repeats(spec: TaskSpec, t: dict, row: dict, earlier: list[dict], dtypes: li
                         f"a rerun on the same inputs ({at})", row["rerun"], row["reference"],
                         row.get("native"), others, row["outputs"]))
     for code, what, where, outs, refs, natives, others, same in repeats:
-        failure = repeat_failure(spec, outs, refs, dtypes, device, what, where, natives, others, same)
+        failure = repeat_failure(spec, outs, refs, dtypes, device, what, where, natives, others, same,
+                                 compared=fresh_checks if code == "stale_output" else None)
         if failure is not None:
-            return code, *failure
+            violation, message = failure
+            return code, violation, f"{message}; {CARRIED_STATE}" if not violation and _drifted(row) else message
     return None
+
+
+def _drifted(row: dict) -> bool:
+    """Whether the rerun on the same inputs gave other bytes than the first call: state carried
+    from call to call (or a nondeterministic kernel), not rounding."""
+    pairs = zip(row.get("rerun") or [], row["outputs"])
+    return any(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not torch.equal(a, b) for a, b in pairs)
+
+
+def _keep_draws(draws: dict[tuple, list], t: dict, outs: list, compared: list[dict]) -> None:
+    """Add one call's over-bound elements (``compare``'s ``over_bound``) to ``draws``, by shape
+    and output index: the calls on different inputs ``_recurring`` compares."""
+    for i, (o, c) in enumerate(zip(outs, compared)):
+        if isinstance(o, torch.Tensor) and "over_bound" in c:
+            key = (tuple(t["shape"].items()), i)
+            draws.setdefault(key, []).append((c["over_bound"], tuple(o.shape)))
+
+
+def _recurring(draws: dict[tuple, list]) -> str:
+    """The failure message of the first output whose over-bound elements recur across its calls
+    on different inputs (``recurrence.py``), or "". ``draws`` maps ``(shape items, output
+    index)`` to ``(over_bound, output shape)`` per call (``_keep_draws``)."""
+    for (shape, i), calls in draws.items():
+        out_shape = calls[0][1]
+        found = recurrence.recurring([x for x, _ in calls], math.prod(out_shape))
+        if found is not None and found.score >= 1.0:
+            return recurrence.failure(found, f"output {i}", out_shape, f"shape {dict(shape)}")
+    return ""
 
 
 def check_trials(spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict, device: str) -> bool:
     """Decide the correctness trials of a reply into ``v`` (its ``trials`` rows, and stage,
-    error and violations on a failure); True when every scored trial and its repeats passed and
-    at least one trial was scored. ``rows[i]`` has ``outputs``, ``reference`` (float64), and
-    optionally ``native`` (the parent's native-precision reference), ``expected_dtypes`` (the
-    worker's, used only without ``native``), ``fresh`` (``outputs``, ``reference``, ``native``)
-    and ``rerun`` (outputs)."""
-    scored = 0
+    error and violations on a failure); True when every scored trial and its repeats passed, at
+    least one trial was scored, and no output's over-bound elements recur across its calls on
+    different inputs at one shape (``_recurring``). ``rows[i]`` has ``outputs``, ``reference``
+    (float64), and optionally ``native`` (the parent's native-precision reference),
+    ``expected_dtypes`` (the worker's, used only without ``native``), ``fresh`` (``outputs``,
+    ``reference``, ``native``) and ``rerun`` (outputs)."""
+    scored, draws = 0, {}
     for j, (t, row) in enumerate(zip(plan, rows)):
         summary = {k: t[k] for k in ("shape", "distribution", "order", "layout", "hidden") if k in t}
         outs, refs, natives = row["outputs"], row["reference"], row.get("native")
@@ -220,7 +264,8 @@ def check_trials(spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict,
         if bad is not None:
             v.stage = Stage.INCORRECT
             return False
-        failure = _repeats(spec, t, row, rows[:j], dtypes, device)
+        fresh_checks: list[dict] = []
+        failure = _repeats(spec, t, row, rows[:j], dtypes, device, fresh_checks)
         if failure is not None:
             code, violation, message = failure
             if violation:
@@ -229,8 +274,15 @@ def check_trials(spec: TaskSpec, plan: list[dict], rows: list[dict], v: Verdict,
             else:
                 v.stage, v.error = Stage.INCORRECT, message
             return False
+        _keep_draws(draws, t, outs, checks)
+        if "fresh" in row:
+            _keep_draws(draws, t, row["fresh"]["outputs"], fresh_checks)
     if scored == 0:
         v.stage, v.error = Stage.INCORRECT, NO_FINITE_REFERENCE
+        return False
+    recurring = _recurring(draws)
+    if recurring:
+        v.stage, v.error = Stage.INCORRECT, recurring
         return False
     return True
 

@@ -21,10 +21,10 @@ the worst element of 10^8 draws is a tail statistic, so it only gets a generous 
 fails zeroed, skipped or NaN-poisoned rows. Its unit is the element's row: with heavy-tailed
 inputs a few rows (a token with an extreme query, a GEMM row with an extreme operand) carry
 errors far above the output's RMS, from the rounding of their bf16 operands. On the H200
-(``evals.bench.calibrate``, 2026-12-01) the expert and FLA both missed the global-RMS cap at the same
+(``bench.calibrate``, 2026-12-01) the expert and FLA both missed the global-RMS cap at the same
 element of GLA (error 26.8, cap 18.1; 1 trial of 206) and of long simple GLA (23.9 against 19.5;
 1 of 182), each in a heavy-tailed trial at the timed shape; both pass on their row's scale
-(``evals.bench.recheck_trials``). A reference that is not finite cannot score an output
+(``bench.recheck_trials``). A reference that is not finite cannot score an output
 (docs/threat-model.md #25): ``compare`` says so (``scored`` False) and the trial checks skip the trial.
 
 Measured error rates (CPU, synthetic, 2026-12-01, worst element on its row's scale; ``python
@@ -41,7 +41,7 @@ Every trial of them failed (smallest statistic-to-bound ratio 1.4; one zeroed ro
 fails the cap ``WORST_CAP`` while its ``rho'`` can be 0.97 of its bound) except fp8 operands on
 uniform U(-0.5, 1.5) GEMM inputs (rel L2 6.6e-3: the mean's K-fold sum dilutes the operands'
 rounding), which the same verdict's normal and heavy-tailed trials reject. The figures on the GPU
-come from ``evals.bench.calibrate``.
+come from ``bench.calibrate``.
 
 ``is_near_constant`` flags references that cannot tell a right answer from a constant one
 (docs/threat-model.md #11).
@@ -63,6 +63,9 @@ NEAR_CONSTANT_STD_OVER_RMS = 1e-3
 _TINY = torch.finfo(torch.float64).tiny
 # Rows shorter than this are too few elements for their own RMS to be a scale.
 ROW_MIN = 16
+# The most over-bound element indices ``compare`` returns: 0.1% of the largest GPU-shape output
+# (6.7e7 elements) is 6.7e4, so an output that passes the quantile rule keeps all of its own.
+MAX_OVER_BOUND = 1 << 17
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -112,8 +115,9 @@ def compare(
         ``quantile_err_ratio`` are the worst and the ``tol.quantile`` quantile of
         ``|out - ref| / (atol * rms(ref) + rtol * |ref|)``; each ``*_bound`` the bound its
         statistic was held to; ``structure_score`` the worst slice's concentration score
-        (``structure.concentrated``; above 1 fails, 0 when none was judged). ``scored`` is False
-        when the reference is not finite.
+        (``structure.concentrated``; above 1 fails, 0 when none was judged); ``over_bound`` the
+        flat indices of the elements over ``quantile_bound`` (``_over_bound``; only when the
+        statistics were computed). ``scored`` is False when the reference is not finite.
 
     Example:
         >>> from hawkeye_env.tasks.spec import BF16
@@ -130,7 +134,8 @@ def compare(
         return result
     r, o = widened
     if o.numel() == 0:
-        result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0, structure_score=0.0)
+        result.update(ok=True, max_err_ratio=0.0, quantile_err_ratio=0.0, rel_l2=0.0, structure_score=0.0,
+                      over_bound=torch.empty(0, dtype=torch.int64))
         return result
     rms = r.pow(2).mean().sqrt()
     local = row_rms(r, rms)  # the worst-element rules' unit: max(rms(ref), rms of the element's row)
@@ -153,7 +158,7 @@ def compare(
     found = structure.concentrated(rho_worst)
     result.update(max_err_ratio=float(rho_worst.max()), quantile_err_ratio=q, rel_l2=rel_l2,
                   rel_l2_bound=l2_bound, quantile_bound=q_bound, worst_bound=worst_bound,
-                  structure_score=found.score if found is not None else 0.0)
+                  structure_score=found.score if found is not None else 0.0, over_bound=_over_bound(rho, q_bound))
     concentration = _concentration_failure(found, err, r, tol, label) if found and found.score > 1.0 else ""
     if float(over.reshape(-1)[worst]) > 1.0:
         got, want = float(out.reshape(-1)[worst]), float(r.reshape(-1)[worst])
@@ -168,6 +173,17 @@ def compare(
         result["reason"] = concentration or _spread_failure(q, q_bound, rel_l2, l2_bound, tol.quantile)
         result["ok"] = not result["reason"]
     return result
+
+
+def _over_bound(rho: torch.Tensor, q_bound: float) -> torch.Tensor:
+    """The flat indices (int64, on the host, ascending) of the elements whose ``rho`` exceeds the
+    quantile rule's bound: the few the quantile lets through, which ``recurrence.py`` compares
+    across trials. At most ``MAX_OVER_BOUND``, the largest, when more (the output then fails)."""
+    flat = rho.reshape(-1)
+    idx = (flat > q_bound).nonzero().reshape(-1)
+    if idx.numel() > MAX_OVER_BOUND:
+        idx = idx[flat[idx].topk(MAX_OVER_BOUND, sorted=False).indices].sort().values
+    return idx.cpu()
 
 
 def _concentration_failure(found: structure.Finding, err: torch.Tensor, r: torch.Tensor, tol: Tolerance,

@@ -15,11 +15,17 @@ grids and scalars, the constants it made before its forward, and the device glob
 its own cubins and Triton's global scratch (allocated per launch from this process's allocator and
 reused), which keep their values from launch to launch. None of these can know the
 replay's inputs. A correctness call that changes an input (``input_mutated``) or a parameter
-(``state_mutated``) is a violation; constants may change (workspaces). Between timed iterations,
-outside the timed window, the runner restores parameters and constants and scrubs the storages
-the last call made (``PlanRunner.reset``), so no state the plan names carries from one timed call
-to the next. A kernel that counted its launches in a device global or in scratch to skip work
-once timed would still show in the kept timed outputs, drawn at random among all timed calls.
+(``state_mutated``) is a violation; constants may change (workspaces). Before each correctness
+call after a runner's first, every constant whose bytes differ from the recorded ones is filled
+with bytes drawn from the trial's seed (``PlanRunner.poison_changed``): a workspace the kernels
+write before they read, and a counter they put back (split-K arrival counts), are unaffected; a
+count kept in a constant reads as an arbitrary, almost always huge, number, so a kernel that
+goes wrong after some number of calls goes wrong on the trial's repeated calls. Between timed
+iterations, outside the timed window, the runner restores parameters and constants and scrubs
+the storages the last call made (``PlanRunner.reset``), so no state the plan names carries from
+one timed call to the next. A kernel that counted its launches in a device global or in scratch
+to skip work once timed would still show in the kept timed outputs, drawn at random among all
+timed calls.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, serve_jobs
 from hawkeye_env.judge.sandboxed.replay.replay_kernels import Descriptor, folder_for, loader
 from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError
-from hawkeye_env.judge.shared.inputs import NATIVE, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import ReplayJob, Reply
@@ -74,8 +80,9 @@ class PlanRunner:
     ``raw_pointers=False`` passes tensor views instead (stand-in kernels on CPU in the tests)."""
 
     def __init__(self, plan: dict, launches: list, params: dict[str, torch.Tensor], device: torch.device,
-                 raw_pointers: bool = True):
+                 raw_pointers: bool = True, poison_seed: int = 0):
         self.plan, self.launches, self.device = plan, launches, device
+        self.poison = torch.Generator().manual_seed(poison_seed)
         self.ops = {s["op"]: _resolve_op(s["op"]) for s in plan["steps"] if "op" in s}
         self.raw_pointers = raw_pointers
         self._ends: dict[int, int] = {}  # id of a tensor reference in ``plan`` -> the byte its view ends at
@@ -201,6 +208,22 @@ class PlanRunner:
             torch.empty(0, dtype=torch.uint8, device=s.device).set_(s).fill_(0xFF)
         self._made = []
 
+    def poison_changed(self) -> list[int]:
+        """Fill each constant whose bytes differ from the recorded ones with bytes drawn from the
+        runner's ``poison_seed``, each in [0, 127] (so every integer the bytes hold is
+        non-negative and, from 2 bytes wide, almost always large; every float finite): state a
+        call left there cannot count calls. Constants a call left as it found them are kept.
+        Returns the poisoned bases' ids."""
+        poisoned = []
+        for tid, s in self.fixed.items():
+            now = torch.empty(0, dtype=torch.uint8, device=s.device).set_(s)
+            if self.plan["bases"][tid]["kind"] != "const" or torch.equal(now, self.snapshot[tid]):
+                continue
+            noise = torch.randint(0, 128, (now.numel(),), dtype=torch.uint8, generator=self.poison)
+            now.copy_(noise)
+            poisoned.append(tid)
+        return poisoned
+
     def _decode_kwargs(self, kwargs: dict, bases: dict) -> dict:
         return {k: self._decode(v, bases) for k, v in kwargs.items()}
 
@@ -252,10 +275,14 @@ class _Replay:
         randomize_parameters(ref, distribution, seed, self.device.type)
         ref = ref.to(self.device)
         return PlanRunner(entry["plan"], launches, ref.state_dict(), self.device,
-                          raw_pointers=self.device.type == "cuda")
+                          raw_pointers=self.device.type == "cuda", poison_seed=derived_seed(seed, "carried-state"))
 
-    def call(self, runner: PlanRunner, inputs: list) -> list:
-        """One checked call with poisoned allocations: inputs, parameters and constants unchanged."""
+    def call(self, runner: PlanRunner, inputs: list, first: bool = True) -> list:
+        """One checked call with poisoned allocations: inputs and parameters unchanged. A call
+        after the runner's ``first`` finds the constants the earlier ones changed poisoned
+        (``PlanRunner.poison_changed``)."""
+        if not first:
+            runner.poison_changed()
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         deterministic(True)
         try:
@@ -277,9 +304,9 @@ class _Replay:
         inputs = make_inputs(self.task, shape, dist, seed, self.device.type, t.get("layout"))
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
-            row["rerun"] = _host(self.call(runner, inputs))
+            row["rerun"] = _host(self.call(runner, inputs, first=False))
             fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device.type, t.get("layout"))
-            row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
+            row["fresh"] = {"outputs": _host(self.call(runner, fresh, first=False))}
         return row
 
     def protocol_trial(self, t: dict) -> dict:

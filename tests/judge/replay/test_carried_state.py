@@ -1,0 +1,153 @@
+"""State a plan carries from call to call (docs/threat-model.md #29): a trial's repeated calls find
+every constant an earlier call changed poisoned (``PlanRunner.poison_changed``), so a count of calls
+kept in device memory reads as an arbitrary number and a kernel armed to go wrong after some calls
+goes wrong in the judge; a counter a call puts back (split-K arrival counts) and a workspace written
+before it is read are unaffected. Stand-in kernels play the device code (``fakes.py``). The
+parent's message names the poisoned state when a trial's rerun drifted from its first call."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from hawkeye_env.judge.parent.decide import checks
+from hawkeye_env.judge.sandboxed.replay import replay
+from hawkeye_env.judge.sandboxed.replay.replay import PlanRunner
+from hawkeye_env.judge.shared import launch_plan
+from hawkeye_env.judge.shared.inputs import fresh_seed, make_inputs
+from hawkeye_env.judge.shared.verdict import Stage, Verdict
+from hawkeye_env.tasks.registry import get_task, task_module
+from tests.judge.replay.fakes import kernel_record
+
+CPU = torch.device("cpu")
+TASK = "vector_add_fp32"
+WRONG_FROM_CALL = 100
+
+
+def _ref(tid: int, n: int, dtype: str = "float32") -> dict:
+    return {"T": tid, "dtype": dtype, "size": [n], "stride": [1], "offset": 0}
+
+
+def _plan(n: int) -> dict:
+    """``out = a + b`` through one launch that also reads and writes an int32 counter and a float32
+    workspace, both made before the forward (constants, recorded as zeros)."""
+    bases = [{"kind": "input", "index": 0, "nbytes": 4 * n}, {"kind": "input", "index": 1, "nbytes": 4 * n},
+             {"kind": "const", "device": "cpu", "nbytes": 4, "data": bytes(4)},
+             {"kind": "const", "device": "cpu", "nbytes": 4 * n, "data": bytes(4 * n)},
+             {"kind": "op", "step": 0, "nbytes": 4 * n}]
+    steps = [{"op": "aten::empty.memory_format", "args": [[n]], "kwargs": {"dtype": {"dtype": "float32"}},
+              "outs": [4]},
+             {"launch": 0, "grid": [1, 1, 1],
+              "args": [_ref(0, n), _ref(1, n), _ref(2, 1, "int32"), _ref(3, n), _ref(4, n)]}]
+    return {"bases": bases, "steps": steps, "outputs": [_ref(4, n)]}
+
+
+def counting(grid, args):
+    """Right for the first ``WRONG_FROM_CALL`` calls, then ``a`` alone."""
+    a, b, calls, _, out = args
+    out.copy_(a if int(calls[0]) >= WRONG_FROM_CALL else a + b)
+    calls.add_(1)
+
+
+def arrivals(grid, args):
+    """Raises its counter and puts it back, as ``fused_reduce``'s arrival counts do."""
+    a, b, calls, _, out = args
+    calls.add_(3)
+    out.copy_(a + b)
+    calls.sub_(3)
+
+
+def workspace(grid, args):
+    """Writes its workspace before it reads it."""
+    a, b, _, scratch, out = args
+    scratch.copy_(a + b)
+    out.copy_(scratch)
+
+
+def _runner(kernel, n: int = 8) -> PlanRunner:
+    return PlanRunner(_plan(n), [kernel], {}, CPU, raw_pointers=False, poison_seed=5)
+
+
+def test_a_count_kept_in_a_constant_reads_as_an_arbitrary_number_on_the_next_call():
+    runner = _runner(counting)
+    a, b = torch.randn(8), torch.randn(8)
+    assert torch.equal(runner(a, b)[0], a + b)
+    assert runner.poison_changed() == [2]
+    count = int(torch.empty(0, dtype=torch.int32).set_(runner.fixed[2])[0])
+    assert count >= WRONG_FROM_CALL, count
+    assert torch.equal(runner(a, b)[0], a)
+
+
+def test_a_counter_put_back_and_a_workspace_written_first_keep_their_outputs():
+    a, b = torch.randn(8), torch.randn(8)
+    runner = _runner(arrivals)
+    assert torch.equal(runner(a, b)[0], a + b)
+    assert runner.poison_changed() == []
+    assert torch.equal(runner(a, b)[0], a + b)
+    runner = _runner(workspace)
+    assert torch.equal(runner(a, b)[0], a + b)
+    assert runner.poison_changed() == [3]
+    assert torch.equal(runner(a, b)[0], a + b)
+
+
+def test_the_poison_is_drawn_from_the_runners_seed():
+    a, b = torch.randn(8), torch.randn(8)
+    drawn = []
+    for seed in (5, 5, 6):
+        runner = PlanRunner(_plan(8), [workspace], {}, CPU, raw_pointers=False, poison_seed=seed)
+        runner(a, b)
+        runner.poison_changed()
+        drawn.append(torch.empty(0, dtype=torch.uint8).set_(runner.fixed[3]).clone())
+    assert torch.equal(drawn[0], drawn[1]) and not torch.equal(drawn[0], drawn[2])
+    assert int(drawn[0].max()) <= 127
+
+
+def _replayed(monkeypatch, tmp_path, kernel, trial: dict) -> dict:
+    """``run_replay`` on CPU with ``kernel`` standing in for the plan's compiled kernel; the
+    process-wide settings it changes are put back after the test."""
+    monkeypatch.setattr(replay, "loader", lambda kernels, cuda: lambda entries, folder: [kernel])
+    monkeypatch.setattr(torch.utils.deterministic, "fill_uninitialized_memory",
+                        torch.utils.deterministic.fill_uninitialized_memory)
+    n = trial["shape"]["N"]
+    signature = ["*fp32", "*fp32", "*i32", "*fp32", "*fp32"]
+    job = {"kind": "replay", "task": TASK, "device": "cpu", "trials": [trial], "timing": None,
+           "plans": launch_plan.to_job([{"shape": trial["shape"], "plan": _plan(n),
+                                         "kernels": [kernel_record("k", signature)]}]),
+           "task_dirs": [], "workdir": str(tmp_path)}
+    with torch.enable_grad():
+        return replay.run_replay(json.loads(json.dumps(job)))
+
+
+def test_a_trials_repeated_calls_find_the_count_poisoned(monkeypatch, tmp_path):
+    """The first call of the rerun trial is right; its rerun and its call on fresh inputs are the
+    100th-call answer, although the plan ran three times."""
+    shape = dict(get_task(TASK).cpu_shapes[0])
+    trial = {"shape": shape, "distribution": "normal", "seed": 11, "order": "candidate_first", "layout": None,
+             "rerun": True}
+    task = task_module(get_task(TASK))
+    a, b = make_inputs(task, shape, "normal", 11, "cpu")
+    fa, _ = make_inputs(task, shape, "normal", fresh_seed(11), "cpu")
+    reply = _replayed(monkeypatch, tmp_path, counting, trial)
+    assert reply["stage"] == "ok", reply["error"]
+    row = reply["trials"][0]
+    assert torch.equal(row["outputs"][0], a + b)
+    assert torch.equal(row["rerun"][0], a) and torch.equal(row["fresh"]["outputs"][0], fa)
+    honest = _replayed(monkeypatch, tmp_path, arrivals, trial)["trials"][0]
+    assert torch.equal(honest["rerun"][0], a + b)
+
+
+def test_the_message_names_carried_state_only_when_the_rerun_drifted():
+    """A trial whose call on fresh inputs fails is told about the poisoned constants only when its
+    rerun on the same inputs gave other bytes than its first call (state kept between calls)."""
+    spec = get_task(TASK)
+    a = torch.randn(1000, dtype=torch.float64)
+    fresh = torch.randn(1000, dtype=torch.float64)
+    plan = [{"shape": {"N": 1000}, "distribution": "normal", "order": "candidate_first", "rerun": True}]
+    for rerun, named in ((a, False), (a + 1.0, True)):
+        row = {"outputs": [a.float()], "reference": [a], "native": [a.float()], "rerun": [rerun.float()],
+               "fresh": {"outputs": [(fresh + 1.0).float()], "reference": [fresh], "native": [fresh.float()]}}
+        v = Verdict(task=TASK, device="cpu", stage=Stage.CORRECT, source_hash="0" * 64, versions={})
+        assert not checks.check_trials(spec, plan, [row], v, "cpu")
+        assert v.stage is Stage.INCORRECT and "fresh inputs" in v.error
+        assert (checks.CARRIED_STATE in v.error) is named, v.error
