@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 TOP_DIRS = frozenset({"hawkeye_env", "units", "reward", "policies", "training", "evals", "bench", "tests", "docs",
-                      "dev", ".ci"})
+                      "dev", ".ci", "deploy"})
 PATH_SUFFIXES = (".py", ".md", ".json", ".jsonl")
 # a bare top-level file: BENCHMARKS.md, README.md, ..., pyproject.toml
 TOP_FILE_RE = re.compile(r"^(?:[A-Z][A-Za-z0-9_-]*\.md|pyproject\.toml)$")
