@@ -118,6 +118,8 @@ AREAS: tuple[Area, ...] = (
     Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json",),
          "every expert and the envelope hacks on CUDA, seed 0, no baselines (EvalConfig(seed=0, baselines=(), "
          "vendor_baselines=False)), eight in flight"),
+    Area("structure-calibration", envelope.structure_calibration, ("structure-calibration-h100-2026-12-05.json",),
+         "python -m bench.structure_calibration --device cuda --seeds 2"),
     Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),
          "python -m pytest tests/test_edits_adversarial.py"),
     Area("served-load", served.served_load, ("served-load-cpu-2026-12-05.json",)),

@@ -53,3 +53,26 @@ def edits_worst_case(files: list[Loaded]) -> list[str]:
 
 
 __all__ = ["edits_worst_case", "envelope", "honest_corpus"]
+
+
+def structure_calibration(files: list[Loaded]) -> list[str]:
+    """Per run and task at the GPU shapes: the slice rule's honest maximum and smallest seeded-bug
+    score, the fixed-position rule's honest maximum, seeded score over all calls and smallest over
+    any two calls; then the seeded candidates' and experts' stages."""
+    out = []
+    for f in files:
+        for run in f.data["calibration"]:
+            rows = [[t["task"], fmt(t["slice_honest_max"], ".3f"),
+                     fmt(min(t["slice_bugs_min"].values()), ".2f") if t["slice_bugs_min"] else "-",
+                     fmt(t["recurrence"]["honest_max"], ".1f"), fmt(t["recurrence"]["seeded_all_calls"], ".2f"),
+                     fmt(t["recurrence"]["seeded_min_pair"], ".2f"),
+                     fmt(100 * t["recurrence"]["seeded_pairs_caught"], ".0f")]
+                    for t in run["tasks"]]
+            s = run["summary"]
+            out += [f"{run['run']}: slice rule honest maximum {s['honest_max']:.3f} (fails above 1), fixed-position "
+                    f"rule honest maximum {s['recurrence_honest_max']:.1f} (fails above 1).", ""]
+            out += md_table(["task", "slice honest max", "slice seeded min", "fixed-position honest max",
+                             "seeded, all calls", "seeded, worst pair", "pairs caught %"], rows) + [""]
+        cand = [[c["kind"], c["name"], c["task"], c["stage"]] for c in f.data["candidates"]]
+        out += md_table(["kind", "candidate", "task", "stage"], cand)
+    return out
