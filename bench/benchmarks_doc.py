@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import tables as judge
+from bench import tables_distribution as distribution
 from bench import tables_envelope as envelope
 from bench import tables_product as product
 from bench import tables_profile as profiling
@@ -139,6 +140,7 @@ AREAS: tuple[Area, ...] = (
          "--repeats 3 --timeout 30 (stopped after the cold phase by the lent machine's time)",
          {"driver": H200_STACK["driver"]}),
     Area("kernelbench-import", judge.kernelbench_import, ("kernelbench-import-cpu-2026-12-01.json",)),
+    Area("task-distribution", distribution.task_distribution, ("task-distribution-cpu-2026-12-05.json",)),
     Area("verdict-latency", judge.verdict_latency, ("judge-h200-2026-11-30.json",),
          "python -m bench.judge --device cuda --repeats 2 --tasks gemm_bf16", {"driver": H200_STACK["driver"]}),
     Area("timing-warmup", judge.verdict_latency, ("judge-h200-2026-11-29.json", "judge-warmup-h200-2026-11-29.json"),

@@ -17,6 +17,11 @@ def _seconds(x: dict) -> str:
     return f"{med:.3g}{unit} ({lo:.3g}-{hi:.3g})"
 
 
+def _short(text: str, limit: int = 110) -> str:
+    """``text`` cut at a word boundary within ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def _coverage(rows: dict) -> list[list[str]]:
     return [[name, str(r["drafted"]), str(r["kept"]), _pct(r["kept"], r["drafted"])] for name, r in rows.items()]
 
@@ -28,7 +33,9 @@ def _generation(g: dict) -> list[str]:
         str(g["n"]), f"{g['kept']} ({_pct(g['kept'], g['n'])})", f"{g['wall_s'] / 60:.1f} min",
         f"{g['per_task_s']['median']:.2f} / {g['per_task_s']['p90']:.2f} s", str(g["workers"]), gates]])
     dropped = sum(g["dropped"].values())
-    reasons = [[code, str(count), _pct(count, dropped), (g["dropped_examples"].get(code) or [{}])[0].get("detail", "")]
+    examples = {code: (found or [{}])[0] for code, found in g["dropped_examples"].items()}
+    reasons = [[code, str(count), _pct(count, dropped),
+                f"`{examples[code].get('id', '')}`: {_short(examples[code].get('detail', ''))}"]
                for code, count in g["dropped"].items()]
     out += ["", "Why drafts were dropped (one example each):", "",
             *md_table(["reason", "drafts", "of the dropped", "example"], reasons)]
@@ -51,10 +58,10 @@ def _scale(s: dict) -> list[str]:
             [f"folder registered, {s['tasks']} ids listed (index read)", _seconds(s["list_s"])],
             [f"train split selected ({s['train']} ids)", _seconds(s["split_s"])],
             ["one generated task loaded (get_task, median of 50)", _seconds(s["get_one_s"])],
-            [f"every task loaded ({s['tasks']} modules imported)", _seconds(s["load_all_s"])],
+            [f"every task loaded (the {s['generated']} generated modules imported)", _seconds(s["load_all_s"])],
             ["`hawkeye tasks list --split train --json`, process start to exit", _seconds(s["cli_list_s"])]]
-    return [f"Listing and loading {s['generated']} generated tasks beside the suite ({s['repeats']} fresh "
-            f"interpreters each; writing them took {s['write_s']:.0f} s):", "",
+    return [f"Listing and loading {s['generated']} generated tasks beside the curated suite ({s['tasks']} tasks; "
+            f"{s['repeats']} fresh interpreters; writing the folder took {s['write_s']:.0f} s):", "",
             *md_table(["step", "seconds, median (min-max)"], rows)]
 
 

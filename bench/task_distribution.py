@@ -1,5 +1,6 @@
-"""Generate a task distribution on CPU and measure it: generation time, kept fraction, drop
-reasons, coverage by family and dtype, the splits; then listing and loading at scale.
+"""Generate a task distribution on CPU and measure it, then list and load one at scale.
+
+Generation: time, kept fraction, drop reasons, coverage by family and dtype, the splits.
 
     python -m bench.task_distribution --n 5000 --seed 0 --workers 2 --compile-every 10 --scale 10000 \\
         --out bench/results/task-distribution/task-distribution-cpu-2026-12-05.json

@@ -11,9 +11,10 @@ import random
 import pytest
 import torch
 
-from hawkeye_env.tasks.generate import backward, counts, graph, sampler, splits
+from hawkeye_env.tasks import selection
+from hawkeye_env.tasks.generate import backward, counts, dims, families, graph, ops, sampler, splits, writer
 from hawkeye_env.tasks.generate.backward import backward_variant
-from hawkeye_env.tasks.generate.families import FAMILIES
+from hawkeye_env.tasks.generate.families import FAMILIES, common
 from hawkeye_env.tasks.generate.graph import eager_cost
 from hawkeye_env.tasks.generate.splits import trace_module
 from hawkeye_env.tasks.generate.writer import render
@@ -87,5 +88,5 @@ def test_no_backward_variant_without_a_gradient():
 
 
 def test_module_examples():
-    for module in (backward, counts, graph, sampler, splits):
+    for module in (backward, common, counts, dims, families, graph, ops, sampler, selection, splits, writer):
         assert doctest.testmod(module).failed == 0, module.__name__

@@ -27,11 +27,9 @@ def _epilogue(rng: random.Random) -> list[str]:
     return [e for e in EPILOGUES if e in chosen]
 
 
-def _workset(batched: bool):
-    def workset(s: dict) -> float:
-        b = s.get("B", 1)
-        return 4.0 * b * (s["M"] * s["K"] + s["K"] * s["N"] + 3 * s["M"] * s["N"])
-    return workset
+def _workset(s: dict) -> float:
+    """The GEMM's operands and three float32 ``[M, N]`` epilogue temporaries, per batch."""
+    return 4.0 * s.get("B", 1) * (s["M"] * s["K"] + s["K"] * s["N"] + 3 * s["M"] * s["N"])
 
 
 def _epilogue_lines(epilogue: list[str], low: bool, out: tuple[str, ...], rng: random.Random):
@@ -96,7 +94,7 @@ def draw_gemm(rng: random.Random) -> TaskDraft:
         body = [f"h = {product}", *lines, f"return downcast(h, torch.{dtype})" if low else "return h"]
     helpers = ("upcast", "downcast") if low else ()
     roles = {"M": "rows", "N": "cols", "K": "inner"} | ({"B": "batch"} if batched else {})
-    gpu, cpu = draw_shapes(rng, roles, _workset(batched))
+    gpu, cpu = draw_shapes(rng, roles, _workset)
     b = "B * " if batched else ""
     decode = gpu["M"] <= 64 and gpu["K"] >= 2048
     tags = ("fp8_gemm", "tiled_mma") if kind == "fp8" else ("tiled_mma",)
