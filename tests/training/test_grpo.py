@@ -85,8 +85,9 @@ def test_a_lora_run_trains_its_adapter_and_resumes_on_its_recorded_split(tiny_mo
 
     from training.reward import completion_text
 
-    def by_length(prompts, completions, **kwargs):  # no judge: rewards that differ, so gradients flow
-        return [float(len(completion_text(c)) % 5) for c in completions]
+    def by_text(prompts, completions, **kwargs):  # no judge: rewards that differ, so gradients flow
+        # by the text, not its length: completions clipped at max_completion_length all have one length
+        return [float(sum(map(ord, completion_text(c))) % 7) for c in completions]
 
     out = tmp_path / "lora"
     fields = dict(model=tiny_model, output_dir=str(out), context="none", batch_size=2, num_generations=2,
@@ -94,7 +95,7 @@ def test_a_lora_run_trains_its_adapter_and_resumes_on_its_recorded_split(tiny_mo
                   tasks=["vector_add_fp32", "rmsnorm_bf16"], eval_fraction=0.5, eval_steps=-1, save_steps=1,
                   use_peft=True, lora_r=4, lora_target_modules=["q_proj", "v_proj"],
                   extra={"gradient_checkpointing": False})
-    first = train(TrainConfig(max_steps=1, **fields), reward_func=by_length)
+    first = train(TrainConfig(max_steps=1, **fields), reward_func=by_text)
     split = json.loads((out / "run_metadata.json").read_text())["split"]
     assert isinstance(first.model, PeftModel) and (out / "checkpoint-1" / "adapter_config.json").exists()
     lora_b = {k: v for k, v in first.model.state_dict().items() if "lora_B" in k}
@@ -106,7 +107,7 @@ def test_a_lora_run_trains_its_adapter_and_resumes_on_its_recorded_split(tiny_mo
 
     # a different split seed: the resumed run still trains on the split its first part recorded
     second = train(TrainConfig(max_steps=2, resume_from_checkpoint="latest", split_seed=7, **fields),
-                   reward_func=by_length)
+                   reward_func=by_text)
     assert second.state.global_step == 2 and json.loads((out / "run_metadata.json").read_text())["split"] == split
     assert [h["step"] for h in second.state.log_history if "reward" in h] == [1, 2]
     assert (out / "adapter_model.safetensors").exists() and not (out / "model.safetensors").exists()
