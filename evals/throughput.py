@@ -114,7 +114,8 @@ def judge_batch(evaluator, jobs: list[tuple[str, str]], device: str, workers: in
 
     sampler = UtilizationSampler().start() if device == "cuda" else None
     started = time.monotonic()
-    verdicts = evaluate_many(evaluator, jobs, device, workers=workers, use_cache=False, gpus=gpus if device == "cuda" else None)
+    verdicts = evaluate_many(evaluator, jobs, device, workers=workers, use_cache=False,
+                             gpus=gpus if device == "cuda" else None)
     wall = time.monotonic() - started
     busy = sampler.stop() if sampler is not None else None
     return report(verdicts, wall, gpus, device, busy)

@@ -314,7 +314,8 @@ def test_import_reader_sees_function_level_relative_and_private_imports(tmp_path
     planted = {"evals.x": {"bench.tables"}, "bench.x": {"evals.candidates"}}
     assert layer_violations(planted) == [("evals.x", "bench.tables")]
     assert layer_violations({"units.x": {"bench.tables"}}) == [("units.x", "bench.tables")]
-    assert targets_with_parents("reward.score", "hawkeye_env.judge.shared.verdict", {"hawkeye_env", "hawkeye_env.judge"}) == {
+    parents = {"hawkeye_env", "hawkeye_env.judge"}
+    assert targets_with_parents("reward.score", "hawkeye_env.judge.shared.verdict", parents) == {
         "hawkeye_env.judge.shared.verdict",
         "hawkeye_env",
         "hawkeye_env.judge",

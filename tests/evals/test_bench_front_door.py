@@ -19,8 +19,10 @@ def test_every_runner_is_listed_with_its_docstring():
 
 
 def test_the_front_door_lists_and_runs_and_refuses():
-    run = lambda *a: subprocess.run([sys.executable, "-m", "bench", *a], cwd=REPO, capture_output=True, text=True,
-                                    timeout=120)
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "bench", *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=120)
+
     listed = run()
     assert listed.returncode == 0 and "honest_corpus" in listed.stdout
     helped = run("benchmarks_doc", "--help")
