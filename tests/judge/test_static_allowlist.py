@@ -193,6 +193,10 @@ def test_escape_spelling_is_a_finding(source: str, code: str, fragment: str) -> 
         "from triton.language.extra import libdevice\nimport triton.language as tl\n"
         "def k(x):\n    return libdevice.fast_expf(x) + tl.extra.cuda.libdevice.exp(x)",
         "x = " + "[" * 150 + "]" * 150,  # deep, but below the bound
+        # the units a candidate may import, beside the refused units.lib infrastructure
+        "from units.persistent_splitk.kernel import matmul\nimport units.block_scaled_fp4 as bs\n"
+        "from units.chunked_scan.kernel import chunk_simple_gla, log_decay",
+        "import units.fp4_ptx as ptx\nimport units.gluon_compat",
     ],
 )
 def test_honest_spelling_passes(source: str) -> None:
