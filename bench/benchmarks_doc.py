@@ -75,7 +75,7 @@ class Area:
         return tuple(name if "/" in name else f"{self.folder or self.key}/{name}" for name in self.files)
 
 
-UNITS_CMD = "python -m units.lib.harness --gpu --json"
+UNITS_CMD = "python -m hawkeye_env.units_verify --gpu --json"
 AREAS: tuple[Area, ...] = (
     Area("gpu-tests", judge.gpu_tests,
          ("gpu-tests-trust-a-h200-2026-12-03.log", "gpu-tests-trust-b-h200-2026-12-03.log"),

@@ -4,7 +4,7 @@
     hawkeye units show UNIT
     hawkeye units verify [UNIT ...] [--candidate FILE] [--device cpu|cuda] [--json]
 
-``verify`` runs in a child process (``python -m units.lib.harness``): on CPU it checks the solution,
+``verify`` runs in a child process (``python -m hawkeye_env.units_verify``): on CPU it checks the solution,
 naive and reference callables under the Triton interpreter (metrics need a GPU); on CUDA it measures
 the unit's metric for the solution and the naive kernel and applies the pass rule. A ``--candidate``
 file is statically checked like any candidate and only ever imported by that child process.
@@ -108,7 +108,7 @@ def units_verify(
     """Check units on CPU, or measure their metrics and pass rules on CUDA."""
     from hawkeye_env.judge.parent.evaluator import resolve_device
     from hawkeye_env.judge.parent.static.rules import check_source
-    from units.lib.harness import verify_in_subprocess
+    from hawkeye_env.units_verify import verify_in_subprocess
 
     try:
         device = resolve_device(device)

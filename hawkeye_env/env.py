@@ -328,13 +328,13 @@ def unit_metric_lines(spec: TaskSpec, verdict: Verdict) -> list[str]:
 
     Only on CUDA. The candidate's figure is computed from the verdict (task bytes or FLOPs at the
     timed shape over its median time), so no candidate code runs outside the judge's worker; the
-    unit solution's figure comes from ``units.lib.harness`` measuring the unit at its own GPU shape in
+    unit solution's figure comes from ``hawkeye_env.units_verify`` measuring the unit at its own GPU shape in
     a subprocess (this process never initialises CUDA), once per process. Metrics that need a
     profiler on the candidate (Nsight counters) are listed as not measured.
     """
     if verdict.device != "cuda" or not verdict.timed or not verdict.times_ms.get("candidate"):
         return []
-    from units.lib.harness import verify_in_subprocess
+    from hawkeye_env.units_verify import verify_in_subprocess
     shape = dict(spec.gpu_shapes[0])
     seconds = verdict.times_ms["candidate"] * 1e-3
     lines = []

@@ -291,7 +291,7 @@ def test_constructor_rejects_bad_arguments(evaluator) -> None:
 
 def test_unit_metric_lines_compare_the_verdict_with_the_unit_solution(monkeypatch) -> None:
     """CUDA feedback, checked without a GPU: a fake unit-harness subprocess gives the expert figure."""
-    import units.lib.harness as harness
+    import hawkeye_env.units_verify as harness
     spec = get_task(TASK)
     n = spec.gpu_shapes[0]["N"]
     timed = Verdict(task=TASK, device="cuda", stage=Stage.CORRECT, correct=True, timed=True,

@@ -58,19 +58,7 @@ PREFIX_NOT_DOTTED = {"hawkeye_env.cli"}
 # Violations that stay, each with the reason. Keys are exactly what the checks report, so a new
 # violation (or a moved one) fails the test; an entry that no longer occurs fails it too.
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
-# units.lib.harness is the units' verifier (``python -m units.lib.harness``, ``hawkeye units verify``): it
-# checks a unit with the judge's comparison rule and tolerances and times it with the judge's
-# timer, so it sits above the judge although it lives in ``units/lib/``. No other units module imports
-# it. Moving it up (with its importers: env.py, cli_units.py, three evals modules, five test files,
-# and some 35 ``units.lib.harness`` references in the documents) is left to the layout change of
-# the packages; these four edges are its only ones.
-_HARNESS = "units harness: the verifier sits above the judge; move with the package layout change"
-ALLOWED_LAYER_VIOLATIONS: dict[tuple[str, str], str] = {
-    ("units.lib.harness", "hawkeye_env.judge.parent.decide.correctness"): _HARNESS,
-    ("units.lib.harness", "hawkeye_env.judge.sandboxed.common.interpreter.fixes"): _HARNESS,
-    ("units.lib.harness", "hawkeye_env.judge.sandboxed.common.timing"): _HARNESS,
-    ("units.lib.harness", "hawkeye_env.tasks.spec"): _HARNESS,
-}
+ALLOWED_LAYER_VIOLATIONS: dict[tuple[str, str], str] = {}
 ALLOWED_TEST_PATHS: dict[tuple[str, str], str] = {}
 
 

@@ -149,10 +149,11 @@ def compile_stats(name: str) -> list:
 
 
 def harness(name: str) -> dict:
+    from hawkeye_env.units_verify import JUDGE_CHECKS
     from units.lib.harness import measure_unit_gpu
     from units.lib.index import get_unit
 
-    r = measure_unit_gpu(get_unit(name))
+    r = measure_unit_gpu(get_unit(name), JUDGE_CHECKS)
     print(f"  harness {r['metric']} at {r['shape']}: {r['values']} margin {r['margin']} (need {r['min_margin']}) "
           f"correct {r['correct']}", flush=True)
     return r

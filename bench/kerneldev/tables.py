@@ -1,7 +1,7 @@
 """Markdown tables of the kernel-development measurements, one function per results schema (the
 judge, suite and product ones are in ``bench.tables``, with ``Loaded`` and ``md_table``).
 
-* ``units``: ``python -m units.lib.harness --gpu --json`` output: a list of unit reports, or
+* ``units``: ``python -m hawkeye_env.units_verify --gpu --json`` output: a list of unit reports, or
   ``{"runs": [list, ...]}`` for repeated processes (any extra keys are metadata). A unit's rows
   in a later file replace an earlier file's; the processes of one file are its repeats.
 * ``sweep``: the JSON lines of the sweeps under ``bench.kerneldev.sweeps``: ``summary`` rows

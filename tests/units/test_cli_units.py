@@ -68,8 +68,8 @@ def test_a_unit_candidate_runs_in_the_os_sandbox(tmp_path):
     import pytest
 
     from hawkeye_env.judge.parent.launch import isolation, spawn
+    from hawkeye_env.units_verify import verify_in_subprocess
     from units import get_unit
-    from units.lib.harness import verify_in_subprocess
 
     if isolation.mode() == isolation.OFF or isolation.probe():
         pytest.skip(f"the OS sandbox is off or cannot run here: {isolation.probe() or 'HAWKEYE_SANDBOX=off'}")

@@ -20,6 +20,7 @@ import torch
 
 from hawkeye_env.judge.parent.decide.correctness import compare
 from hawkeye_env.tasks.spec import BF16
+from hawkeye_env.units_verify import JUDGE_CHECKS
 from units.lib.gluon_compile import H200_SHARED_BYTES, gluon_units
 from units.lib.harness import check_unit_cpu, poisoned_empty
 from units.lib.index import UNITS_DIR, resolve
@@ -133,7 +134,7 @@ def test_attention_or_twin_runs_the_triton_kernel_where_gluon_cannot():
 def test_cpu_check_skips_the_solution_with_the_reason(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     unit = next(u for u in GLUON if u.name == "ws_persistent_gemm")
-    report = check_unit_cpu(unit)
+    report = check_unit_cpu(unit, JUDGE_CHECKS)
     assert report["skipped"] == {"solution": GLUON_CPU_SKIP}
     assert set(report["results"]) == {"naive", "reference"} and report["ok"], report
 

@@ -11,8 +11,9 @@ import torch
 
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
 from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.units_verify import JUDGE_CHECKS, verify_cpu_in_subprocess
 from units import Metric, get_unit, list_units, unit_context, units_for_tags
-from units.lib.harness import SEEDS, check_case, check_unit_cpu, verify_cpu_in_subprocess
+from units.lib.harness import SEEDS, check_case, check_unit_cpu
 from units.lib.index import LIB_DIR, MORE_UNITS_HEADING, UNITS_DIR
 
 RUNNABLE = list_units(include_on_paper=False)
@@ -56,7 +57,7 @@ def test_callable_matches_reference(unit, role, poisoned):
     assert unit.cpu_shapes, f"{unit.name} has no cpu shapes"
     if DEVICE == "cpu" and unit.cpu_skip(role):
         pytest.skip(f"{unit.name} {role}: {unit.cpu_skip(role)}")
-    cases = [check_case(unit, role, shape, seed, DEVICE) for shape in unit.cpu_shapes for seed in SEEDS]
+    cases = [check_case(unit, role, shape, seed, JUDGE_CHECKS, DEVICE) for shape in unit.cpu_shapes for seed in SEEDS]
     failed = [f"{c['shape']} seed {c['seed']}: {c['reason']}" for c in cases if not c["ok"]]
     assert not failed, f"{unit.name} {role}:\n" + "\n".join(failed)
 
@@ -96,7 +97,7 @@ def test_check_case_catches_broken_callables(poisoned):
     for broken, why in [("_unwritten", "NaN"), ("_mutates_input", "mutated"), ("_wrong_scale", "element"),
                         ("_raises", "ValueError"), ("_wrong_dtype", "dtype")]:
         bad = dataclasses.replace(unit, naive=f"{__name__}:{broken}")
-        case = check_case(bad, "naive", shape, 0)
+        case = check_case(bad, "naive", shape, 0, JUDGE_CHECKS)
         assert not case["ok"] and why in case["reason"], (broken, case["reason"])
 
 
@@ -123,7 +124,7 @@ def _wrong_dtype(x, alpha):
 def test_check_unit_cpu_refuses_without_interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
-        check_unit_cpu(get_unit("coalesced_access"))
+        check_unit_cpu(get_unit("coalesced_access"), JUDGE_CHECKS)
 
 
 def test_verify_cpu_in_subprocess_reports_every_role():

@@ -1,16 +1,18 @@
-"""Check units on CPU (Triton interpreter) and measure their metric on CUDA.
-
-::
-
-    python -m units.lib.harness --cpu [NAMES] [--json]   # solution, naive, reference vs float64 reference
-    python -m units.lib.harness --gpu [NAMES] [--json]   # time solution and naive at the first GPU shape
+"""Check units on CPU (Triton interpreter) and measure their metric on CUDA, under the rules a
+caller passes in.
 
 ``check_unit_cpu`` must run where ``TRITON_INTERPRET=1`` was set before Triton was imported;
-``verify_cpu_in_subprocess`` starts such a process. ``measure_unit_gpu`` needs CUDA. Both call the
-judge's own pieces: ``judge.correctness.compare`` with ``DEFAULT_TOLERANCES`` and
-``judge.timing.time_callable`` (warm-up, fresh inputs, L2 flush, CV gate) with ``hide_launch``:
-a unit's metric is the kernels' device time, the host's launch time queued away behind a GPU spin
-(the FP4 units spent longer enqueueing their two launches than running them).
+``measure_unit_gpu`` needs CUDA. Neither imports the judge: the units sit below it in the layer
+order, so the comparison rule, the timer and the interpreter's fixes arrive as a ``Checks``.
+``hawkeye_env.units_verify`` binds the judge's (``compare`` with ``DEFAULT_TOLERANCES``,
+``time_callable`` with ``hide_launch``), runs this module's ``main`` as its command line and starts
+it in a fresh process::
+
+    python -m hawkeye_env.units_verify --cpu [NAMES] [--json]   # solution, naive, reference vs float64
+    python -m hawkeye_env.units_verify --gpu [NAMES] [--json]   # time solution and naive at the first GPU shape
+
+A unit's timed metric is the kernels' device time, the host's launch time queued away behind a GPU
+spin (the FP4 units spent longer enqueueing their two launches than running them).
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
-from hawkeye_env.judge.parent.decide.correctness import compare, dtype_name
-from hawkeye_env.judge.sandboxed.common.timing import time_callable
-from hawkeye_env.tasks.spec import DEFAULT_TOLERANCES
 from units.lib.index import UNITS_DIR, get_unit, list_units, resolve
 from units.lib.spec import Unit
 
@@ -37,7 +38,6 @@ ROLES = ("solution", "naive", "reference")
 # Input draws per CPU shape: each is a whole interpreted run of the kernel, and the odd shapes (masked
 # tails, several blocks) carry the coverage, so two draws per shape.
 SEEDS = (0, 1)
-GPU_ITERS, GPU_RETRIES = 50, 2  # the judge's EvalConfig defaults, so unit and task timings agree
 TIMED_METRICS = {"achieved_tbps": "bytes_moved", "achieved_tflops": "flops"}
 SUBPROCESS_TIMEOUT_S = 1800
 
@@ -49,6 +49,27 @@ inputs = resolve(unit.make_inputs)(unit.gpu_shapes[0], "cuda", 0)
 fn(*inputs); torch.cuda.synchronize()
 torch.cuda.profiler.start(); fn(*inputs); torch.cuda.synchronize(); torch.cuda.profiler.stop()
 """
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The rules a unit is held to, passed in by the caller (``hawkeye_env.units_verify.JUDGE_CHECKS``
+    holds the judge's).
+
+    Attributes:
+        compare: ``compare(out, ref64, like, device)`` holds output ``out`` against its float64
+            reference ``ref64`` at the tolerance of ``like`` (the dtype the reference returns at
+            native precision), the float64 arithmetic on ``device``; returns ``{"ok", "reason",
+            "max_err_ratio", "rel_l2"}``.
+        time: ``time(fn, inputs)`` times ``fn(*inputs)`` on CUDA (``inputs`` a list of device
+            tensors it may refill); returns ``{"median_ms", "cv"}`` with ``median_ms`` in ms.
+        prepare_interpreter: ``prepare_interpreter()`` readies the Triton interpreter before a
+            CPU check (once per check; it must be safe to call again).
+    """
+
+    compare: Callable[[torch.Tensor, torch.Tensor, torch.dtype, str], dict]
+    time: Callable[[Callable, list], dict]
+    prepare_interpreter: Callable[[], None]
 
 
 @contextlib.contextmanager
@@ -89,9 +110,9 @@ def _reference_outputs(unit: Unit, inputs: tuple) -> tuple[tuple, tuple]:
         return _as_tuple(reference(*inputs)), _as_tuple(reference(*_float64(inputs)))
 
 
-def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu", fn=None) -> dict:
+def check_case(unit: Unit, role: str, shape, seed: int, checks: Checks, device: str = "cpu", fn=None) -> dict:
     """Run ``unit``'s ``role`` callable (or ``fn``) at one shape and seed; compare with the float64
-    reference.
+    reference by ``checks.compare``.
 
     Returns ``{"role", "shape", "seed", "ok", "reason", "max_err_ratio", "rel_l2"}``; an exception
     or an input mutated in place fails the case with its reason.
@@ -112,14 +133,13 @@ def check_case(unit: Unit, role: str, shape, seed: int, device: str = "cpu", fn=
     if len(outs) != len(expected):
         case["reason"] = f"{len(outs)} outputs, expected {len(expected)}"
         return case
-    results = [compare(o, r, e.dtype, DEFAULT_TOLERANCES[dtype_name(e.dtype)], compute_device=device)
-               for o, r, e in zip(outs, ref64, expected)]
+    results = [checks.compare(o, r, e.dtype, device) for o, r, e in zip(outs, ref64, expected)]
     case.update(ok=all(r["ok"] for r in results), reason="; ".join(r["reason"] for r in results if r["reason"]),
                 max_err_ratio=max(r["max_err_ratio"] for r in results), rel_l2=max(r["rel_l2"] for r in results))
     return case
 
 
-def check_unit_cpu(unit: Unit, candidate=None) -> dict:
+def check_unit_cpu(unit: Unit, checks: Checks, candidate=None) -> dict:
     """Every CPU shape x ``SEEDS`` for solution, naive and reference (and ``candidate``), outputs
     NaN-poisoned. A role the CPU cannot run (a Gluon solution: ``Unit.cpu_skip``) is left out of
     ``results`` and listed in ``skipped`` with the reason.
@@ -129,45 +149,16 @@ def check_unit_cpu(unit: Unit, candidate=None) -> dict:
     """
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("check_unit_cpu needs TRITON_INTERPRET=1 set before triton is imported; "
-                           "use verify_cpu_in_subprocess")
-    from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
-
-    install_interpreter_fixes()
+                           "use hawkeye_env.units_verify.verify_cpu_in_subprocess")
+    checks.prepare_interpreter()
     skipped = {role: why for role in ROLES if (why := unit.cpu_skip(role))}
     with poisoned_empty():
         fns = {role: None for role in ROLES if role not in skipped} | ({"candidate": candidate} if candidate else {})
-        results = {role: [check_case(unit, role, shape, seed, fn=fn) for shape in unit.cpu_shapes for seed in SEEDS]
+        results = {role: [check_case(unit, role, shape, seed, checks, fn=fn)
+                          for shape in unit.cpu_shapes for seed in SEEDS]
                    for role, fn in fns.items()}
     ok = all(c["ok"] for cases in results.values() for c in cases) and bool(unit.cpu_shapes)
     return {"unit": unit.name, "ok": ok, "results": results, "skipped": skipped}
-
-
-def verify_in_subprocess(names=(), device: str = "cpu", candidate: str | None = None, runner=None) -> list[dict]:
-    """``python -m units.lib.harness`` in a fresh process (the interpreter on CPU); parsed JSON.
-
-    With ``candidate`` (a file path) the candidate's code runs only in that process: the caller
-    reads numbers back, never imports it. ``runner(cmd, env, timeout_s)`` starts the process and
-    returns its ``subprocess.CompletedProcess`` (text mode); the CLI passes the judge's OS
-    sandbox (``hawkeye_env.judge.parent.launch.spawn.run_command``) whenever a candidate is given.
-    """
-    env = dict(os.environ, TRITON_INTERPRET="1") if device == "cpu" else dict(os.environ)
-    cmd = [sys.executable, "-m", "units.lib.harness", f"--{device}", *names, "--json"]
-    if candidate:
-        cmd += ["--candidate", str(candidate)]
-    if runner is not None:
-        proc = runner(cmd, env, SUBPROCESS_TIMEOUT_S)
-    else:
-        proc = subprocess.run(cmd, cwd=UNITS_DIR.parent, env=env, capture_output=True, text=True,
-                              timeout=SUBPROCESS_TIMEOUT_S)
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}") from None
-
-
-def verify_cpu_in_subprocess(names=()) -> list[dict]:
-    """``check_unit_cpu`` for ``names`` (all runnable units if empty) in a fresh interpreter process."""
-    return verify_in_subprocess(names, "cpu")
 
 
 def load_candidate(path: str, unit: Unit):
@@ -208,8 +199,9 @@ def ncu_metric(unit: Unit, path: str, metric: str) -> tuple[float | None, str]:
     return (sum(values) if metric.endswith(".sum") else sum(values) / len(values)), ""
 
 
-def measure_unit_gpu(unit: Unit, candidate=None) -> dict:
-    """Time solution, naive (and ``candidate``) at ``unit.gpu_shapes[0]`` and apply the pass rule.
+def measure_unit_gpu(unit: Unit, checks: Checks, candidate=None) -> dict:
+    """Time solution, naive (and ``candidate``) at ``unit.gpu_shapes[0]`` by ``checks.time`` and
+    apply the pass rule; correctness by ``checks.compare``.
 
     Returns ``{"unit", "shape", "metric", "metric_unit", "values", "median_ms", "cv", "correct",
     "unavailable", "margin", "min_margin", "solution_beats_naive", "candidate_passes"}``; ``values``
@@ -230,11 +222,9 @@ def measure_unit_gpu(unit: Unit, candidate=None) -> dict:
         expected, ref64 = _reference_outputs(unit, inputs)
         outs = _as_tuple(fn(*inputs))
         report["correct"][role] = len(outs) == len(expected) and all(
-            compare(o, r, e.dtype, DEFAULT_TOLERANCES[dtype_name(e.dtype)], compute_device="cuda")["ok"]
-            for o, r, e in zip(outs, ref64, expected))
+            checks.compare(o, r, e.dtype, "cuda")["ok"] for o, r, e in zip(outs, ref64, expected))
         del expected, ref64, outs
-        timing = time_callable(fn, list(inputs), iters=GPU_ITERS, retries=GPU_RETRIES, seed=0, keep=0,
-                               hide_launch=True)
+        timing = checks.time(fn, list(inputs))
         report["median_ms"][role], report["cv"][role] = timing["median_ms"], timing["cv"]
         if metric.name in TIMED_METRICS:
             count = getattr(unit, TIMED_METRICS[metric.name])(**shape)
@@ -271,8 +261,10 @@ def _print_gpu(r: dict) -> None:
           + (f"  unavailable {r['unavailable']}" if r["unavailable"] else ""))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m units.lib.harness", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None, checks: Checks, prog: str) -> int:
+    """The command line ``prog`` (``hawkeye_env.units_verify``'s): check or measure the named units
+    under ``checks``; prints the reports and returns 0 when every unit passed."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--cpu", action="store_true", help="check under the Triton interpreter")
     mode.add_argument("--gpu", action="store_true", help="measure the metric on CUDA")
@@ -286,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     for u in units:
         cand = load_candidate(args.candidate, u) if args.candidate else None
-        reports.append(check_unit_cpu(u, cand) if args.cpu else measure_unit_gpu(u, cand))
+        reports.append(check_unit_cpu(u, checks, cand) if args.cpu else measure_unit_gpu(u, checks, cand))
     if args.json:
         print(json.dumps(reports))
     else:
@@ -294,7 +286,3 @@ def main(argv: list[str] | None = None) -> int:
             (_print_cpu if args.cpu else _print_gpu)(report)
     good = [r["ok"] if args.cpu else r["solution_beats_naive"] and all(r["correct"].values()) for r in reports]
     return 0 if all(good) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
