@@ -19,11 +19,17 @@ an estimate no larger than the parent's always passes, so whatever a seed alread
 reachable. Other invalid knob values (a tile too small for ``tl.dot``, a block below a row) are left
 for the judge to reject, as for any policy.
 
+A task without an expert solution (a generated one, ``hawkeye tasks generate``) has only unit seeds,
+composed with its reference ``Model``'s ``__init__`` in place of the expert's and kept by the same
+check. A task with neither gets no reply: ``sample`` returns empty replies and appends a record to
+``errors`` (``task_id``, ``trajectory``, ``turn``, ``missing``, ``error`` starting ``NO_SEED``), the
+policy-failure record ``evals/best_of_n.py`` reports as ``policy_error`` rows, never as a reward.
+
 Deterministic: sample ``i`` of an observation depends only on ``seed``, the task, the turn, the
 observation's ``trajectory`` key and the base source. On the first turn sample 0 is the unmodified
-expert source and the next samples the other seeds unmodified; the rest mutate the seeds that have
-knobs, in turn. Later turns mutate the trajectory's last compiled source (``last_compiled_source``,
-else ``source``).
+expert source (the first unit seed, without an expert) and the next samples the other seeds
+unmodified; the rest mutate the seeds that have knobs, in turn. Later turns mutate the
+trajectory's last compiled source (``last_compiled_source``, else ``source``).
 
 Example::
 
@@ -45,7 +51,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hawkeye_env.tasks.registry import get_task, solution_source
+from hawkeye_env.tasks.registry import get_task, solution_source, task_module
 from hawkeye_env.tasks.spec import TaskSpec
 from policies.feasibility import BLOCK_1D_NAME, NUM_STAGES_NAME, NUM_WARPS_NAME, TILE_SIDE_NAME, acceptable, knob_values
 from policies.inline import inline_unit_imports
@@ -73,6 +79,7 @@ DEDUP_ATTEMPTS = 8
 FEASIBILITY_ATTEMPTS = 8
 # Sources whose knob sites are kept: every task's seeds and their recent mutations.
 KNOB_CACHE_SIZE = 1024
+NO_SEED = "no expert to search from"
 
 
 @dataclass(frozen=True)
@@ -234,16 +241,18 @@ def _call_arguments(fn: ast.FunctionDef, inputs: list[str], attributes: set[str]
     return call if set(inputs) <= used else None
 
 
-def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_solution: str) -> str | None:
-    """A candidate for ``spec`` calling ``unit_solution`` (``module:function``) with the expert's
-    ``__init__``, the unit's kernel module inlined; None when the unit's function does not fit."""
+def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_solution: str,
+                      model_class: str = "ModelNew") -> str | None:
+    """A candidate for ``spec`` calling ``unit_solution`` (``module:function``) with the ``__init__``
+    of ``solution``'s class ``model_class`` (the expert's ``ModelNew``, or the task module's reference
+    ``Model``), the unit's kernel module inlined; None when the unit's function does not fit."""
     module, _, fn_name = unit_solution.partition(":")
     path = Path(__file__).resolve().parent.parent.joinpath(*module.split(".")).with_suffix(".py")
     if not path.exists():
         return None
     unit_src = path.read_text(encoding="utf-8")
     unit_tree, tree = ast.parse(unit_src), ast.parse(solution)
-    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == model_class), None)
     fn = _function(unit_tree, fn_name)
     if model is None or fn is None:
         return None
@@ -264,8 +273,9 @@ def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_soluti
         if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             dropped |= set(range(node.lineno, node.end_lineno + 1))
     body = "\n".join(line for i, line in enumerate(unit_src.splitlines(), 1) if i not in dropped).strip("\n")
+    caller = "the expert ModelNew" if model_class == "ModelNew" else "a ModelNew with the reference's init"
     header = (f'"""Search seed for {spec.id}: units/{unit_name} solution `{fn_name}` inlined, '
-              f'called from the expert ModelNew."""\n\nfrom __future__ import annotations\n\n')
+              f'called from {caller}."""\n\nfrom __future__ import annotations\n\n')
     init_src = ast.get_source_segment(solution, init, padded=True)
     seed = (f"{header}{body}\n\nimport torch\nfrom torch import nn\n\n\nclass ModelNew(nn.Module):\n"
             f"{init_src}\n\n    def forward(self, {', '.join(inputs)}):\n"
@@ -277,13 +287,18 @@ def compose_unit_seed(spec: TaskSpec, solution: str, unit_name: str, unit_soluti
 def task_seeds(task_id: str) -> list[str]:
     """The expert solution; the expert with the unit modules it imports inlined
     (``inline.inline_unit_imports``) when that exposes more knobs; then one composed seed per
-    fitting unit (by relevance) that computes the task (``seed_check.computes_task``)."""
+    fitting unit (by relevance) that computes the task (``seed_check.computes_task``). A task
+    without an expert composes unit seeds on its reference ``Model``'s ``__init__``; [] when none fits."""
     spec = get_task(task_id)
-    expert = solution_source(spec)
-    seeds = [expert]
-    inlined = inline_unit_imports(expert)
-    if inlined is not None and len(knob_sites(inlined)) > len(knob_sites(expert)):
-        seeds.append(inlined)
+    if spec.solution is None:
+        seeds: list[str] = []
+        donor, model_class = Path(task_module(spec).__file__).read_text(encoding="utf-8"), "Model"
+    else:
+        donor, model_class = solution_source(spec), "ModelNew"
+        seeds = [donor]
+        inlined = inline_unit_imports(donor)
+        if inlined is not None and len(knob_sites(inlined)) > len(knob_sites(donor)):
+            seeds.append(inlined)
     try:
         from units.lib.index import units_for_tags
 
@@ -293,7 +308,7 @@ def task_seeds(task_id: str) -> list[str]:
         return seeds
     for unit in units:
         if unit.solution:
-            composed = compose_unit_seed(spec, expert, unit.name, unit.solution)
+            composed = compose_unit_seed(spec, donor, unit.name, unit.solution, model_class)
             fn_name = unit.solution.partition(":")[2]
             if composed is not None and computes_task(spec, composed, fn_name, unit.reference):
                 seeds.append(composed)
@@ -311,6 +326,8 @@ class SearchPolicy:
     Args:
         seed: the search's seed; equal seeds give equal samples.
         max_knobs: at most this many knobs change per sample.
+
+    ``errors`` collects a record per observation it could not reply to (no seed, no source).
     """
 
     name = "search"
@@ -319,6 +336,7 @@ class SearchPolicy:
         self.seed = seed
         self.max_knobs = max_knobs
         self._seeds: dict[str, list[str]] = {}
+        self.errors: list[dict] = []
 
     def _rng(self, *parts: object) -> random.Random:
         digest = hashlib.sha256("|".join(map(str, (self.seed, *parts))).encode()).digest()
@@ -336,6 +354,12 @@ class SearchPolicy:
         turn, trajectory = int(obs.get("turn", 0)), int(obs.get("trajectory", 0))
         base = obs.get("last_compiled_source") or obs.get("source") or ""
         bases = [base] if base else self.seeds(obs["task_id"])
+        if not bases:
+            self.errors.append({"task_id": obs["task_id"], "trajectory": trajectory, "turn": turn, "missing": n,
+                                "error": f"{NO_SEED}: task {obs['task_id']} ships no expert solution and no unit "
+                                         "seed computes it"})
+            log.warning("search policy: %s for %s; %d empty replies", NO_SEED, obs["task_id"], n)
+            return [""] * n
         mutable = [b for b in bases if knob_sites(b)] or bases  # a knob-less expert cannot vary
         out: list[str] = []
         for i in range(n):

@@ -1,5 +1,6 @@
 """Without a GPU, run Triton kernels in the CPU interpreter (set before triton is imported); a
-fixture that keeps task folders a test registers from leaking into later tests."""
+fixture that keeps task folders a test registers from leaking into later tests; a small generated
+task folder split between train and validation, for the tests of every consumer of a split."""
 
 import os
 import sys
@@ -35,6 +36,39 @@ def isolated_task_registry():
     """``registry_restored`` around one test."""
     with registry_restored():
         yield
+
+
+#: ``hawkeye tasks generate --n 4 --seed 3 --families elementwise_chain,attention --compile none``:
+#: two train tasks and two validation tasks, generated in about 2 s; ``SPLIT_TASKS_EXPECTED`` checks it.
+SPLIT_TASKS_CONFIG = {"n": 4, "seed": 3, "families": ("elementwise_chain", "attention"), "compile": "none"}
+SPLIT_TASKS_EXPECTED = {"train": 2, "validation": 2}
+
+
+@pytest.fixture(scope="session")
+def split_task_folder(tmp_path_factory):
+    """The folder ``SPLIT_TASKS_CONFIG`` generates (once per test process) and its ``{task id: split}``."""
+    import json
+
+    from hawkeye_env.task_gates.pipeline import GenerateConfig, generate
+
+    out = tmp_path_factory.mktemp("split_tasks")
+    generate(GenerateConfig(out=out, held_out={}, **SPLIT_TASKS_CONFIG))
+    splits = {e["id"]: e["split"] for e in json.loads((out / "tasks.json").read_text())["tasks"]}
+    counts = {name: sum(s == name for s in splits.values()) for name in ("train", "validation", "test")}
+    assert {k: v for k, v in counts.items() if v} == SPLIT_TASKS_EXPECTED, counts
+    return out, splits
+
+
+@pytest.fixture
+def generated_splits(split_task_folder):
+    """``split_task_folder`` registered through ``HAWKEYE_TASK_DIRS`` for one test; yields its
+    ``{task id: split}`` (every other registered task is a curated one, split ``test``)."""
+    from hawkeye_env.tasks import registry
+
+    folder, splits = split_task_folder
+    with registry_restored():
+        os.environ[registry.TASK_DIRS_ENV] = str(folder)
+        yield splits
 
 
 def pytest_addoption(parser):
