@@ -21,13 +21,13 @@ from collections.abc import Iterable
 from hawkeye_env.judge.shared.baseline_names import JUDGE_BASELINES, KERNELBENCH_EAGER, short_reason  # noqa: F401
 from hawkeye_env.tasks.spec import TaskSpec
 
-# The baseline-only worker's entry point (``serve_baselines``), named for ``worker_start.start_process``.
+# The baseline-only worker's entry point (``serve_baselines``), named for ``start.start_process``.
 BASELINE_TARGET = "hawkeye_env.judge.sandboxed.baseline.serve:serve_baselines"
 # The baseline-only worker's least time limit, whatever a candidate's is: it runs trusted code only,
-# and on one H200 with cold caches (eight tasks measured one after another) the linear-attention
-# baselines (eager, torch.compile and FLA's autotuned kernels) of simple_gla_fwd_bf16 and
-# gated_delta_net_fwd_bf16 did not finish within a 60 s candidate limit, so every verdict of those
-# tasks started and lost another measurement. 300 s is EvalConfig's default candidate limit.
+# and with cold caches the linear-attention baselines (eager, torch.compile and FLA's autotuned
+# kernels) take minutes (BENCHMARKS.md, "Task suite against the vendors": the baselines of DeltaNet
+# and Gated DeltaNet), past a short candidate limit, which would have every verdict of those tasks
+# start and lose another measurement. 300 s is EvalConfig's default candidate limit.
 MEASURE_TIMEOUT_S = 300.0
 
 

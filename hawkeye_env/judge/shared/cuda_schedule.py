@@ -3,15 +3,15 @@
 By default (``auto``) CUDA spins the host thread in every synchronize when the process has fewer
 active contexts than the host has cores, which is every judge process: a worker or replay waiting
 for its GPU work holds a core at 100%. With eight candidates in flight on one GPU and 16 host cores,
-the search batch's verdicts were CPU-bound on the H200 (BENCHMARKS.md, "Throughput on the search
-policy's batch": 29.5 CPU seconds per verdict, 11.6 of 16 cores busy on average). ``yield`` spins
+the host's cores are what bounds the search batch's verdicts (BENCHMARKS.md, "Throughput on the
+search policy's batch": host cores busy and CPU seconds per verdict). ``yield`` spins
 but yields the core to other threads; ``blocking`` sleeps until the GPU signals. Device time is
 measured between CUDA events, on the GPU, so the flag changes what the host burns, not what the
 events bound; it adds wake-up latency to a wall-clock measurement, which the timing's clock checks
 bound with their slack.
 
 ``HAWKEYE_CUDA_SCHEDULE`` (``auto``, ``spin``, ``yield`` or ``blocking``) reaches every worker,
-replay and baseline process (``isolation.PASSED_ENV``); ``worker_entry`` calls ``apply_from_env``
+replay and baseline process (``isolation.PASSED_ENV``); ``entry.run`` calls ``apply_from_env``
 before the target is imported, so the flag is set on each visible device's primary context before
 torch creates it (``cuDevicePrimaryCtxSetFlags``, CUDA's driver API). Unset, nothing is called.
 """

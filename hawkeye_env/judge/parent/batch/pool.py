@@ -31,9 +31,10 @@ from hawkeye_env.judge.parent.store import JUDGE_CAUSED_KEY, source_hash
 from hawkeye_env.judge.shared.verdict import Failure, Stage, Verdict
 
 # Candidates in flight per GPU. Warm verdicts spend most of their time outside the timed section
-# (BENCHMARKS.md: 8-21 s warm verdicts on one H200, against about a second of timed iterations),
-# so one GPU keeps several workers in compilation and correctness trials while one of them times.
-# 4 fits the lent H200 machines' 16 host cores and 128 GiB per GPU; `bench.throughput` measures it.
+# (BENCHMARKS.md, "Verdict latency": seconds per warm verdict against about a second of timed
+# iterations), so one GPU keeps several workers in compilation and correctness trials while one of
+# them times. 4 fits a host of 16 cores and 128 GiB per GPU; BENCHMARKS.md, "Throughput" measures
+# it (`bench.throughput`).
 WORKERS_PER_GPU = 4
 # Candidates in flight on the CPU interpreter (each worker runs single-threaded; see worker.py).
 CPU_WORKERS = 2

@@ -29,10 +29,10 @@ def _linalg_probe(device: str) -> None:
 def load_cuda_linalg(device: str) -> None:
     """Load PyTorch's CUDA linear-algebra library once per process, under a lock.
 
-    PyTorch loads it on the first CUDA linalg call, and that load is not thread safe: on the H200
-    (2026-11-30) two judge threads building delta-rule references (``solve_triangular``) at once
-    failed with "lazy wrapper should be called at most once", and four candidates got a runtime
-    error for it. Every CUDA comparison calls this first (``comparing_on``).
+    PyTorch loads it on the first CUDA linalg call, and that load is not thread safe: two judge
+    threads building delta-rule references (``solve_triangular``) at once can fail with "lazy
+    wrapper should be called at most once", a runtime error the candidates would be charged with.
+    Every CUDA comparison calls this first (``comparing_on``).
     """
     global _cuda_linalg_loaded
     if _cuda_linalg_loaded:

@@ -2,9 +2,10 @@
 
 A measured time below ``max(flops / peak_flops, bytes / peak_bandwidth)`` is physically impossible
 and is quarantined as a violation (threat model #15). Ceilings are vendor datasheet peaks (dense,
-no sparsity), deliberately above what we measured, so an honest kernel never trips the floor:
-on the H200 we measured 4.27 TB/s copy bandwidth and 788 TFLOP/s bf16 cuBLAS
-(``shared/anchors/h200-2026-11-29.json``) against datasheet 4.8 TB/s and 989 TFLOP/s.
+no sparsity), deliberately above what is measured, so an honest kernel never trips the floor: the
+H200's measured copy bandwidth (BENCHMARKS.md, "Task suite against the vendors", the copy bandwidth
+of each results file) and bf16 cuBLAS rate (BENCHMARKS.md, "bf16 GEMM") stay under its datasheet
+4.8 TB/s and 989 TFLOP/s.
 """
 
 from __future__ import annotations

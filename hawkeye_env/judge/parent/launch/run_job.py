@@ -2,7 +2,7 @@
 
 Every candidate gets a fresh worker process in its own OS sandbox (``isolation.py``: bubblewrap
 namespaces, a read-only file system but for its private scratch folder), started by name
-(``worker_start.WORKER_TARGET``) so the parent never imports the worker's code; no candidate's
+(``start.WORKER_TARGET``) so the parent never imports the worker's code; no candidate's
 effects can reach another's verdict, the store or the parent. The parent enforces a hard wall-clock
 timeout and polls the resident memory of the worker's whole process tree; a worker that hangs,
 exceeds memory, crashes (segfault, ``os._exit``, CUDA fault) or sends a malformed reply is killed
@@ -25,7 +25,7 @@ infrastructure failure that the batch API retries.
 
 A worker's standard output and error (file descriptors 1 and 2, so C extensions, Triton and any
 subprocess such as ``ptxas`` too) never reach the judge's console or log (``WorkerOutput``):
-``worker_start.start_process`` creates a file in the system temporary folder (mode 0600, on disk
+``start.start_process`` creates a file in the system temporary folder (mode 0600, on disk
 rather than ``/dev/shm``), unlinks it at once and hands the worker a duplicate of its descriptor,
 the way a ``Connection`` is handed over; the worker points descriptors 1 and 2 at it (and 0 at
 ``/dev/null``) before anything of ``serve`` runs. The file has no name, so nothing is left behind
@@ -96,12 +96,12 @@ SMALL_REPLY_BYTES = 256 << 20
 # that a lock held by a wedged process elsewhere on the host fails the batch with a reason.
 LANE_WAIT_FACTOR = 4.0
 # The worker's memory (a walk of its process tree in /proc and of its scratch folder) is read at
-# most this often. The watch loop turns every LANE_POLL_S (5 ms) while a lane request waits; with
-# eight verdicts in flight on one H200, replays waited 5.2 s for their lane (median) and the parent,
-# one Python process serving every worker, used 1.2 cores (``bench.search``, ``host_load``).
-# One read of a 32-thread process costs 0.36 ms of CPU (CPU machine), so eight waiting workers
-# read at every turn would take most of a core of the parent's interpreter. At the idle poll's
-# cadence the limit is enforced as before (``test_lanes``: 400 reads in a 3 s wait before, 68 at most now).
+# most this often. The watch loop turns every LANE_POLL_S (5 ms) while a lane request waits, and
+# with eight verdicts in flight on one GPU requests wait for their lane (BENCHMARKS.md, "Throughput
+# on the search policy's batch"); the parent is one Python process serving every worker, and a
+# memory read at every turn of eight waiting workers would take most of a core of its interpreter.
+# At the idle poll's cadence the limit is still enforced
+# (``test_lanes.test_a_lane_wait_does_not_multiply_the_memory_checks``).
 MEMORY_POLL_S = POLL_S
 REPLY_FILE = "reply.pt"
 # Stages of a worker's reply whose error gets the candidate's output appended (run_in_worker).

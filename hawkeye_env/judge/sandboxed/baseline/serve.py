@@ -76,8 +76,9 @@ def compiled_ahead(model: torch.nn.Module, inputs: list, names: Iterable[str]) -
     for it, else ``{}``; for ``time_baselines(..., built=...)``.
 
     The baseline-only worker compiles here under the GPU's shared lock, before it asks for the
-    exclusive one: inductor's compile is host work (about 40 s of the first baseline job of a task
-    on the H200, 2026-12-02, while every other worker of that GPU waited to time). Its warm-up
+    exclusive one: inductor's compile is host work, much of a task's first baseline job, which
+    every other worker of the GPU would otherwise wait out before it times (BENCHMARKS.md,
+    "Task suite against the vendors"). Its warm-up
     calls inside ``time_callable`` still come after, under the exclusive lock. Vendor baselines are
     not built here: FLA autotunes by timing, which must not share the GPU. A compile that raises is
     left out, so ``time_baselines`` builds it again and reports the failure as usual.
@@ -170,7 +171,7 @@ def run_baseline_job(job: dict, lane=lambda mode: None) -> dict:
 
 
 def serve_baselines(conn, device: str, memory_limit_bytes: int) -> None:
-    """Process entry point (``sandbox``'s protocol): read one baseline job as JSON bytes, take its
+    """Process entry point (``run_job``'s protocol): read one baseline job as JSON bytes, take its
     lane (GPU pinning, caches, the timing lock through the parent) like a candidate's worker, send
     ``{"kind": "final", "baselines": ..., "error": ...}`` as ``torch.save`` bytes."""
     import json

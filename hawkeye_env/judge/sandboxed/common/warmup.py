@@ -7,15 +7,14 @@ earlier, in two parts:
   meta-device probe, ``inputs.probe_inputs``, which keeps torch's sympy-backed symbolic shapes
   unimported). Host work only, so it runs before the worker asks for its
   GPU's lane lock. The judge's processes set the deterministic-algorithms flag without importing
-  ``torch._inductor`` (``worker_process.deterministic``), so no standby pays that import.
+  ``torch._inductor`` (``serve_loop.deterministic``), so no standby pays that import.
 * ``warm_device``: one tiny Triton kernel (Triton's runtime, driver helpers and launcher; the
   interpreter on CPU), and on a GPU the cuBLAS GEMMs the float64 reference and the baselines use
   and the random-number, cast and reduction kernels the input builder and the comparison run
   first. On CUDA it runs under the shared lane lock, in steps with a ``checkpoint`` between
   them where the worker gives the lock back and asks for it again, so a timed section queued on
-  the GPU goes first: H200 run 8 (BENCHMARKS.md) measured lone ``gemm_bf16`` verdicts waiting
-  4.2 s for the exclusive lock behind the replacement standby's warm-up when the whole warm-up,
-  imports included, ran under the lock.
+  the GPU goes first rather than waiting seconds for the exclusive lock behind a replacement
+  standby's whole warm-up, imports included.
 
 Both return the seconds each step took, which the worker reports in its verdict's profile.
 """
