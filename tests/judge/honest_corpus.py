@@ -114,12 +114,11 @@ def load_candidate(path: Path):
 
 
 def _install_interpreter_fixes() -> None:
-    """The project's interpreter fixes: bf16 arithmetic, and where this judge has them, the gaps a
-    GPU does not have (autotuning, libdevice, builtins reached through aliases)."""
-    from hawkeye_env.judge.sandboxed.common.interpreter import cpu_backend
+    """The project's interpreter fixes, as the judge's CPU processes install them: bf16 arithmetic
+    and the gaps a GPU does not have (autotuning, libdevice, builtins reached through aliases)."""
+    from hawkeye_env.judge.sandboxed.common.interpreter.fixes import install_interpreter_fixes
 
-    install = getattr(cpu_backend, "install_interpreter_fixes", cpu_backend.install_bf16_interpreter_fix)
-    install()
+    install_interpreter_fixes()
 
 
 def check_outside(task: str, path: Path, distributions: tuple[str, ...] = ("normal",), seed: int = 0) -> list[str]:

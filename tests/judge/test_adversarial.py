@@ -175,6 +175,11 @@ CASES: list[Case] = [
     Case("h28_layernorm_fixed_indices", LAYERNORM, "incorrect", "the same positions are wrong in every trial"),
     # 29: a count of calls kept in device memory: a trial's repeated calls find it poisoned.
     Case("h29_add_device_call_count", VECTOR_ADD, "incorrect", "filled with arbitrary bytes"),
+    # 29, windowed and reset by poisoning: the verdict's seed 0 draws a carried run of two calls
+    # (``trial_plan.carried_calls``), so the checked call on fresh inputs is its 4th, in the window.
+    Case("h30_windowed_call_count", VECTOR_ADD, "incorrect", "wrong on fresh inputs"),
+    # 29, in a unit's cached buffer: made before each recorded forward, a constant the run carries.
+    Case("h30_unit_cache_call_count", VECTOR_ADD, "incorrect", "wrong on fresh inputs"),
 ]
 
 

@@ -9,6 +9,12 @@ from hawkeye_env.judge.parent.hidden_shapes import hidden_shapes
 from hawkeye_env.judge.shared.inputs import derived_seed
 from hawkeye_env.tasks.spec import TaskSpec
 
+# The span of a repeat trial's run of calls with state carried (``carried_calls``): the run's length
+# is log-uniform below it. On CPU every call is an interpreted replay of the plan (tenths of a
+# second at the CPU shapes), so the run stays short; on CUDA a call at the timed shape is
+# milliseconds.
+CARRIED_SPAN = {"cpu": 4, "cuda": 64}
+
 # The judge's protocols (``EvalConfig.protocol``): hawkeye's trials alone, or also KernelBench's.
 PROTOCOLS = ("hawkeye", kernelbench_protocol.PROTOCOL)
 
@@ -52,13 +58,32 @@ def _public(spec: TaskSpec, device: str) -> list[tuple[dict, str, None, bool]]:
     return pairs + [(dict(spec.gpu_shapes[0]), d, None, False) for d in dists]
 
 
+def carried_calls(device: str, seed: int) -> int:
+    """How many unchecked calls, with the state each leaves carried to the next, a repeat trial makes
+    between its first call and its checked call on fresh inputs: ``floor(span ** u) - 1`` for ``u``
+    uniform in [0, 1) drawn from the verdict's seed (``CARRIED_SPAN``), so the checked call is the
+    candidate's ``n``-th call on that plan with ``P(n >= m) = 1 - log(m - 1) / log(span)`` for
+    ``m >= 2``. A kernel that counts its calls in device memory and is wrong only over a window of
+    them cannot know whether the checked call falls inside it.
+
+    >>> sorted({carried_calls("cpu", s) for s in range(200)})
+    [0, 1, 2]
+    >>> max(carried_calls("cuda", s) for s in range(2000)) > 40
+    True
+    """
+    u = random.Random(derived_seed(seed, "carried-calls")).random()
+    return int(CARRIED_SPAN["cuda" if device == "cuda" else "cpu"] ** u) - 1
+
+
 def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye") -> list[dict]:
     """Correctness trials: the public ones (``_public``), and before the last of those the trials of
     ``_extra``: hidden shapes (``"hidden": True``), one non-contiguous layout, the extra value
     distributions (on CPU one of them, drawn per verdict). Every trial has ``shape``,
     ``distribution``, ``seed``, ``order`` and ``layout`` (None: contiguous; else ``{"name":
     ...}``, ``layouts.py``). Orders alternate,
-    candidate first; the last re-runs the candidate on the same inputs (determinism). With
+    candidate first; the last (a repeat trial) makes ``carried`` unchecked calls on other inputs
+    with the state each leaves kept (``carried_calls``), then a checked call on fresh inputs, then
+    re-runs the candidate on the first inputs with changed state poisoned (determinism). With
     ``protocol`` "kernelbench" KernelBench's trials follow (``kernelbench_protocol.plan``), each
     marked ``"protocol"``. A task without CPU shapes cannot be judged on CPU: ``ValueError`` says
     so (a ``judge_error`` verdict, not the candidate's); so does an unknown ``protocol``."""
@@ -77,9 +102,10 @@ def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye
             t["hidden"] = True
         trials.append(t)
     trials[-1]["rerun"] = True
+    trials[-1]["carried"] = carried_calls(device, seed)
     if protocol == kernelbench_protocol.PROTOCOL:
         trials += kernelbench_protocol.plan(spec, device, seed)
     return trials
 
 
-__all__ = ["PROTOCOLS", "plan_trials"]
+__all__ = ["CARRIED_SPAN", "PROTOCOLS", "carried_calls", "plan_trials"]

@@ -171,6 +171,12 @@ def fresh_seed(seed: int) -> int:
     return derived_seed(seed, "fresh")
 
 
+def carried_seed(seed: int, i: int) -> int:
+    """The seed of a repeat trial's ``i``-th unchecked call between its first call and its call on
+    new inputs (trial seed ``seed``), the same in the worker and the replay."""
+    return derived_seed(seed, f"carried{i}")
+
+
 def skewed_ids(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """``x``'s shape and dtype, ids in ``[min(0, x.min()), x.max()]`` heavy on the low end
     (``SKEW``), the largest id present: repeated ids, a skewed frequency (gathers, cross-entropy

@@ -28,8 +28,10 @@ class Trial(TypedDict, total=False):
     """One correctness trial the parent plans (``parent/trial_plan.py``): the shape, the value
     distribution, the seed its inputs are drawn from, which of candidate and reference runs first,
     the layout (None: contiguous), whether the shape is hidden (not in the task spec), and for
-    repeat trials the rerun and the call on fresh inputs. ``protocol`` marks another benchmark's
-    trial (``"kernelbench"``)."""
+    repeat trials the rerun and the call on fresh inputs, and ``carried``: how many unchecked calls
+    on other inputs come between the first call and the call on fresh inputs, state carried
+    (``parent/trial_plan.carried_calls``). ``protocol`` marks another benchmark's trial
+    (``"kernelbench"``)."""
 
     shape: dict[str, int]
     distribution: str
@@ -38,6 +40,7 @@ class Trial(TypedDict, total=False):
     layout: Layout | None
     hidden: bool
     rerun: bool
+    carried: int
     protocol: str
 
 

@@ -1,7 +1,8 @@
-"""State a plan carries from call to call (docs/threat-model.md #29): a trial's repeated calls find
-every constant an earlier call changed poisoned (``PlanRunner.poison_changed``), so a count of calls
-kept in device memory reads as an arbitrary number and a kernel armed to go wrong after some calls
-goes wrong in the judge; a counter a call puts back (split-K arrival counts) and a workspace written
+"""State a plan carries from call to call (docs/threat-model.md #29): a repeat trial makes a run of
+calls with state carried, of a length drawn from the verdict's seed, before its checked call on fresh
+inputs, then reruns its first inputs with every constant an earlier call changed poisoned
+(``PlanRunner.poison_changed``), so a count of calls kept in device memory reads as an arbitrary
+number and a kernel armed to go wrong after some calls goes wrong in the judge; a counter a call puts back (split-K arrival counts) and a workspace written
 before it is read are unaffected. Stand-in kernels play the device code (``fakes.py``). The
 parent's message names the poisoned state when a trial's rerun drifted from its first call."""
 
@@ -119,22 +120,35 @@ def _replayed(monkeypatch, tmp_path, kernel, trial: dict) -> dict:
         return replay.run_replay(json.loads(json.dumps(job)))
 
 
-def test_a_trials_repeated_calls_find_the_count_poisoned(monkeypatch, tmp_path):
-    """The first call of the rerun trial is right; its rerun and its call on fresh inputs are the
-    100th-call answer, although the plan ran three times."""
+def windowed(grid, args):
+    """Wrong (``a`` alone) only when its count reads 3: the 4th call made with its own state."""
+    a, b, calls, _, out = args
+    out.copy_(a if int(calls[0]) == 3 else a + b)
+    calls.add_(1)
+
+
+def test_a_trials_repeated_calls_carry_state_then_find_it_poisoned(monkeypatch, tmp_path):
+    """The repeat trial's first call, its ``carried`` unchecked calls and its call on fresh inputs
+    find the count its earlier calls left; its rerun of the first inputs comes last and finds it
+    poisoned (the 100th-call answer), although the plan ran at most four times. A count wrong only
+    on the 4th call is caught on fresh inputs when two calls are carried, and not with none."""
     shape = dict(get_task(TASK).cpu_shapes[0])
     trial = {"shape": shape, "distribution": "normal", "seed": 11, "order": "candidate_first", "layout": None,
-             "rerun": True}
+             "rerun": True, "carried": 0}
     task = task_module(get_task(TASK))
     a, b = make_inputs(task, shape, "normal", 11, "cpu")
-    fa, _ = make_inputs(task, shape, "normal", fresh_seed(11), "cpu")
+    fa, fb = make_inputs(task, shape, "normal", fresh_seed(11), "cpu")
     reply = _replayed(monkeypatch, tmp_path, counting, trial)
     assert reply["stage"] == "ok", reply["error"]
     row = reply["trials"][0]
-    assert torch.equal(row["outputs"][0], a + b)
-    assert torch.equal(row["rerun"][0], a) and torch.equal(row["fresh"]["outputs"][0], fa)
+    assert torch.equal(row["outputs"][0], a + b) and torch.equal(row["fresh"]["outputs"][0], fa + fb)
+    assert torch.equal(row["rerun"][0], a)
     honest = _replayed(monkeypatch, tmp_path, arrivals, trial)["trials"][0]
     assert torch.equal(honest["rerun"][0], a + b)
+    for carried, wrong in ((0, False), (2, True)):
+        row = _replayed(monkeypatch, tmp_path, windowed, dict(trial, carried=carried))["trials"][0]
+        assert torch.equal(row["fresh"]["outputs"][0], fa if wrong else fa + fb), carried
+        assert torch.equal(row["outputs"][0], a + b) and torch.equal(row["rerun"][0], a + b)
 
 
 def test_the_message_names_carried_state_only_when_the_rerun_drifted():
@@ -151,3 +165,22 @@ def test_the_message_names_carried_state_only_when_the_rerun_drifted():
         assert not checks.check_trials(spec, plan, [row], v, "cpu")
         assert v.stage is Stage.INCORRECT and "fresh inputs" in v.error
         assert (checks.CARRIED_STATE in v.error) is named, v.error
+
+
+def test_the_carried_run_is_drawn_from_the_seed_log_uniform_below_its_span():
+    """The repeat trial's run of unchecked calls (``trial_plan.carried_calls``): its length depends
+    on the verdict's seed alone, and its checked call is the ``n``-th with ``P(n >= m) = 1 -
+    log(m - 1) / log(span)``: every length below the span occurs, at about that rate."""
+    import math
+
+    from hawkeye_env.judge.parent.trial_plan import CARRIED_SPAN, carried_calls, plan_trials
+
+    spec = get_task(TASK)
+    for device in ("cpu", "cuda"):
+        span, draws = CARRIED_SPAN[device], [carried_calls(device, s) for s in range(4000)]
+        assert set(draws) == set(range(span - 1))
+        for m in (3, span // 2 + 1):  # the checked call is the (k + 2)-th: first, k carried, fresh
+            share = sum(k + 2 >= m for k in draws) / len(draws)
+            assert abs(share - (1 - math.log(m - 1) / math.log(span))) < 0.03, (device, m, share)
+    trials = plan_trials(spec, "cpu", 7)
+    assert trials[-1]["carried"] == carried_calls("cpu", 7) and all("carried" not in t for t in trials[:-1])

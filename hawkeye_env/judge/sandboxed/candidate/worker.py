@@ -22,13 +22,13 @@ import traceback
 
 import torch
 
-from hawkeye_env.judge.sandboxed.candidate import guards
+from hawkeye_env.judge.sandboxed.candidate import guards, unit_caches
 from hawkeye_env.judge.sandboxed.candidate.interpreter_recorder import install_interpreter_hooks
 from hawkeye_env.judge.sandboxed.candidate.plan_recorder import NotReplayable, PlanRecorder, install_launch_hooks
 from hawkeye_env.judge.sandboxed.common.back_to_back import time_back_to_back
 from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure_fields
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
-from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import NATIVE, carried_seed, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import Job, Reply
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs
@@ -237,13 +237,16 @@ class _Run:
             "expected_dtypes": [str(d).removeprefix("torch.") for d in expected],
         }
         if t.get("rerun"):
-            again = self.call_candidate(new, inputs)
-            row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
+            for i in range(int(t.get("carried", 0))):  # outputs unchecked
+                self.call_candidate(new, make_inputs(self.task, shape, dist, carried_seed(seed, i), self.device,
+                                                     t.get("layout")))
             fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device, t.get("layout"))
             outs = self.call_candidate(new, fresh)
             row["fresh"] = {
                 "outputs": [_host(o) if type(o) is torch.Tensor else None for o in outs],
             }
+            again = self.call_candidate(new, inputs)
+            row["rerun"] = [_host(o) if type(o) is torch.Tensor else None for o in again]
         return row
 
     def protocol_trial(self, t: dict) -> dict:
@@ -279,6 +282,7 @@ class _Run:
             if v.shape != expected[k].shape or not torch.equal(_DETACH(v), expected[k].to(v.dtype)):
                 return {"refused": f"parameter {k} differs from the reference's after loading the state dict "
                                    "(a load hook changed it): derive weights inside forward"}
+        unit_caches.warm(self.device)  # a unit's cached buffer is a constant of the plan
         recorder = PlanRecorder(inputs, params, self.device)
         outs = self.call_candidate(new, inputs, recorder)
         try:

@@ -43,7 +43,7 @@ from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, serve_jobs
 from hawkeye_env.judge.sandboxed.replay.replay_kernels import Descriptor, folder_for, loader
 from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError
-from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import NATIVE, carried_seed, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import ReplayJob, Reply
@@ -278,9 +278,9 @@ class _Replay:
                           raw_pointers=self.device.type == "cuda", poison_seed=derived_seed(seed, "carried-state"))
 
     def call(self, runner: PlanRunner, inputs: list, first: bool = True) -> list:
-        """One checked call with poisoned allocations: inputs and parameters unchanged. A call
-        after the runner's ``first`` finds the constants the earlier ones changed poisoned
-        (``PlanRunner.poison_changed``)."""
+        """One checked call with poisoned allocations: inputs and parameters unchanged. With
+        ``first`` False the call finds the constants the earlier ones changed poisoned
+        (``PlanRunner.poison_changed``); else it finds them as the earlier calls left them."""
         if not first:
             runner.poison_changed()
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -304,9 +304,12 @@ class _Replay:
         inputs = make_inputs(self.task, shape, dist, seed, self.device.type, t.get("layout"))
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
+            layout, device = t.get("layout"), self.device.type
+            for i in range(int(t.get("carried", 0))):  # state carried, outputs unchecked
+                self.call(runner, make_inputs(self.task, shape, dist, carried_seed(seed, i), device, layout))
+            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), device, layout)
+            row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
             row["rerun"] = _host(self.call(runner, inputs, first=False))
-            fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device.type, t.get("layout"))
-            row["fresh"] = {"outputs": _host(self.call(runner, fresh, first=False))}
         return row
 
     def protocol_trial(self, t: dict) -> dict:
