@@ -100,9 +100,8 @@ def _empty_like(x: torch.Tensor, **kw) -> torch.Tensor:
 class MetaDraws(torch.overrides.TorchFunctionMode):
     """Random draws as empty tensors, for the meta-device shape probe (``_task_inputs``): the
     probe reads only shapes and dtypes, and torch's meta path for ``randn`` runs its Python
-    reference, whose ``torch._check`` imports sympy and torch's symbolic shapes (about 490 modules:
-    0.45 CPU s on an idle host, 3.0 CPU s of every judge process's start-up on the H200 host under
-    the search batch, 2026-12-02). ``randn``/``rand`` become ``torch.empty`` with the same size,
+    reference, whose ``torch._check`` imports sympy and torch's symbolic shapes (about 490 modules,
+    a cost every judge process would pay at start-up). ``randn``/``rand`` become ``torch.empty`` with the same size,
     dtype, layout and device arguments (the generator dropped), their ``_like`` forms an empty
     tensor of the template's size (``torch.empty_like`` on meta runs a Python reference too)."""
 
@@ -128,9 +127,8 @@ def probe_inputs(module, shape: dict) -> list:
 def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
     """``get_inputs(**shape)`` built on the meta device (no memory) unless it returns integer
     tensors, whose values must be real: then it runs with ``device`` as the default device, so the
-    floating tensors it also draws (discarded) cost a GPU kernel rather than a CPU loop
-    (``cross_entropy_fp32``'s [4096, 128256] logits took 9 s per trial on the host's CPU, H200 run
-    of 2026-11-30). Integer values depend on ``device``'s generator, drawn identically by every
+    floating tensors it also draws (discarded) cost a GPU kernel rather than a CPU loop (seconds per
+    trial on the host for ``cross_entropy_fp32``'s [4096, 128256] logits). Integer values depend on ``device``'s generator, drawn identically by every
     process that builds the trial on that device type (worker, parent, baselines)."""
     probe = probe_inputs(module, shape)
     if all(not isinstance(x, torch.Tensor) or x.is_floating_point() for x in probe):
@@ -217,9 +215,9 @@ def make_inputs(module, shape: dict, distribution: str, seed: int, device: str, 
 
 def randomize_parameters(model: torch.nn.Module, distribution: str, seed: int, device: str = "cpu") -> None:
     """Redraw every floating parameter and buffer of ``model`` in place (wherever they live), the
-    values drawn on ``device``'s generator: on a GPU the draws are kernels, not a host loop
-    (``linear_prefill_bf16``'s 117M weights took 7-9 s per trial on the host, heavy-tailed draws
-    being four passes; H200 run of 2026-11-30). Every builder of a trial passes the same device,
+    values drawn on ``device``'s generator: on a GPU the draws are kernels, not a host loop (seconds
+    per trial on the host for ``linear_prefill_bf16``'s 117M weights, heavy-tailed draws being four
+    passes). Every builder of a trial passes the same device,
     so worker, parent and baselines hold the same values. ``NATIVE`` keeps the default
     initialisation and puts dropout layers in eval mode (module docstring)."""
     if distribution == NATIVE:
