@@ -17,13 +17,21 @@ Design:
   ``workers_per_actor`` candidates at once, each in a fresh worker process, through the same lanes
   as the local pool: correctness overlaps, timed sections never share the GPU (``lanes.py``; the
   lock files are per host and named by GPU UUID, so actors of one node never block each other).
+* What runs where: each actor is the trusted parent of its node. The whole ``Evaluator`` runs in it
+  (the static filter, the trial plan from its seed, the sandboxed workers on that node, the plan
+  checks, the references and every decision, the reward); the driver only dedupes, answers from
+  the store, dispatches, retries and stores. It takes the actors' verdicts as they are: every node
+  of the cluster is part of the judge.
 * ``max_restarts=1``, ``max_task_retries=0``: Ray restarts a dead actor once and never re-runs a
   candidate by itself. The driver retries a candidate once, whether its actor died or its worker
-  died without a verdict (``pool.failed_without_verdict``); a second failure is the candidate's
-  verdict, with the reason.
-* The driver writes every verdict, and the baseline times it carries, to the caller's store (the
-  one store) as it arrives, and answers repeated candidates from it without dispatching them.
-  Actors are assumed alike (one GPU model): the store key uses the first actor's versions.
+  died without a verdict (``pool.failed_without_verdict``). A worker's second failure is the
+  candidate's verdict, with the reason; an actor's second death, or no live actor to send it to,
+  is a ``judge_error`` (the judge failed, not the candidate), never stored, so the candidate is
+  judged again next time.
+* The driver writes every verdict but a ``judge_error``, and the baseline times it carries, to the
+  caller's store (the one store) as it arrives, and answers repeated candidates from it without
+  dispatching them. Actors are assumed alike (one GPU model): the store key uses the first actor's
+  versions.
 """
 
 from __future__ import annotations
@@ -35,10 +43,10 @@ from collections.abc import Callable
 
 from hawkeye_env.judge.parent.batch.pool import CPU_WORKERS, WORKERS_PER_GPU, dedupe, failed_without_verdict
 from hawkeye_env.judge.parent.decide.finish import finish_verdict
-from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, software_versions
+from hawkeye_env.judge.parent.evaluator import JUDGE_ERROR, EvalConfig, Evaluator, software_versions
 from hawkeye_env.judge.parent.lanes import make_lanes
 from hawkeye_env.judge.parent.store import ResultStore
-from hawkeye_env.judge.shared.verdict import Stage, Verdict
+from hawkeye_env.judge.shared.verdict import Failure, Stage, Verdict
 from hawkeye_env.tasks.registry import get_task
 
 INSTALL_HINT = "the Ray backend needs ray: pip install 'hawkeye-env[ray]'"
@@ -175,7 +183,7 @@ class RayEvaluator:
                 key, attempt = queue.popleft()
                 a = self._pick(actors, load, alive, check=attempt > 0)
                 if a is None:
-                    verdict = self._failure(key, device, "crash: no judge actor is alive")
+                    verdict = self._failure(key, device, "no judge actor is alive")
                     self._store(key, device, verdict)
                     finish(key, verdict)
                     continue
@@ -236,11 +244,14 @@ class RayEvaluator:
         try:
             return Verdict.from_dict(self.ray.get(ref)), ""
         except self.ray.exceptions.RayActorError as exc:
-            return None, f"crash: judge actor died ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+            return None, f"judge actor died ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
 
     def _failure(self, key, device: str, reason: str) -> Verdict:
+        """The ``judge_error`` verdict of a candidate no actor could judge. Its versions are those
+        already asked for, if any: the actors that would answer may all be dead."""
         v = Verdict(task=key[0], device=device, stage=Stage.RUNTIME_ERROR, source_hash=key[1],
-                    versions=self.versions(key[0], device), error=reason)
+                    versions=dict(self._versions.get((key[0], device), {})), error=f"{JUDGE_ERROR}: {reason}",
+                    failure=Failure.JUDGE_ERROR)
         return finish_verdict(v)
 
     def _cached(self, key, device: str) -> Verdict | None:
@@ -252,6 +263,9 @@ class RayEvaluator:
         return verdict
 
     def _store(self, key, device: str, v: Verdict) -> None:
+        """Keep ``v`` and its baseline times, unless the judge failed (as the local evaluator does)."""
+        if v.failure is Failure.JUDGE_ERROR:
+            return
         self.store.put_verdict(key[0], key[1], device, v.versions, self.config.key(), v.to_dict())
         if v.timed:
             shape = dict(get_task(key[0]).gpu_shapes[0])
