@@ -12,7 +12,7 @@ A YAML file::
 
     model: runs/sft
     output_dir: runs/grpo
-    tasks: [vector_add_fp32, softmax_fp32]
+    tasks: [vector_add_fp32, softmax_fp32]   # or splits: [split:train], with eval_tasks: [split:validation]
     learning_rate: 1.0e-6
     multi_turn: true
     extra: {gradient_checkpointing: true}    # passed to GRPOConfig / SFTConfig verbatim

@@ -2,7 +2,7 @@
 
 ``check_config(config, recipe)`` raises ``ConfigError`` (a ``ValueError``) for the first problem it
 finds: an unknown device, context or vLLM mode, a GRPO batch that does not hold whole groups, a
-model path that does not exist, an unknown task id, a checkpoint to resume that is not there. The
+model path that does not exist, an unknown task id or split, a checkpoint to resume that is not there. The
 command lines (``hawkeye train ...``, ``python -m training.args``) print the message and exit 2; the
 recipes call it first, so a script calling ``training.grpo.train`` gets the same message. Example::
 
@@ -63,9 +63,26 @@ def check_batch(config: TrainConfig) -> None:
                           f"{config.num_generations})")
 
 
+def check_tasks(config: TrainConfig) -> None:
+    """``tasks`` and ``eval_tasks`` name registered tasks or splits (``select_tasks``), share no
+    task and leave one to train on."""
+    from hawkeye_env.tasks.selection import select_tasks
+    from training.data import split_tasks
+
+    for flag in ("tasks", "eval_tasks"):
+        try:
+            select_tasks(getattr(config, flag) or None)
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(f"--{flag}: {exc.args[0] if exc.args else exc}") from None
+    if config.eval_tasks:
+        try:
+            split_tasks(tasks=config.tasks or None, eval_tasks=config.eval_tasks)
+        except ValueError as exc:
+            raise ConfigError(f"--eval_tasks: {exc}") from None
+
+
 def check_config(config: TrainConfig, recipe: str) -> None:
     """Raise ``ConfigError`` for the first argument of ``config`` that cannot work for ``recipe``."""
-    from hawkeye_env.tasks.registry import get_task
     from units.lib.index import CONTEXT_MODES
 
     _one_of("recipe", recipe, RECIPES)
@@ -82,11 +99,7 @@ def check_config(config: TrainConfig, recipe: str) -> None:
     for flag in ("max_steps", "batch_size", "gradient_accumulation_steps", "save_steps", "logging_steps"):
         if getattr(config, flag) < 1:
             raise ConfigError(f"--{flag} {getattr(config, flag)}: must be at least 1")
-    for task_id in config.tasks:
-        try:
-            get_task(task_id)
-        except KeyError as exc:
-            raise ConfigError(f"--tasks: {exc.args[0] if exc.args else exc}") from None
+    check_tasks(config)
     check_model(config.model)
     if config.chat_template and not Path(config.chat_template).is_file():
         raise ConfigError(f"--chat_template {config.chat_template}: no such file (a Jinja chat template)")
@@ -105,4 +118,4 @@ def check_config(config: TrainConfig, recipe: str) -> None:
 
 
 __all__ = ["DEVICES", "JUDGE_DEVICES", "RECIPES", "VLLM_MODES", "ConfigError", "check_batch", "check_config",
-           "check_model"]
+           "check_model", "check_tasks"]

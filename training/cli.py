@@ -2,6 +2,7 @@
 
     python -m training.tiny_model /tmp/tiny
     hawkeye train sft --model /tmp/tiny --output-dir runs/sft --max-steps 2 --device cpu --context none
+    hawkeye train grpo --model runs/sft --tasks split:train --eval-tasks split:validation   # the project's splits
     hawkeye train grpo --model runs/sft --output-dir runs/grpo --judge-device cuda --use-vllm --vllm-mode server
     hawkeye train run grpo --config grpo.yaml --max_steps 10     # every TrainConfig field (training/args.py)
 
@@ -31,23 +32,30 @@ RUN_NAME = typer.Option("", help="W&B run name (default: <recipe>-<output dir na
 CHAT_TEMPLATE = typer.Option("", help="Jinja chat-template file to use instead of the model's.")
 
 
-def _task_list(tasks: str) -> tuple[str, ...]:
-    from hawkeye_env.tasks.registry import get_task
+TASKS = typer.Option("", help="Comma-separated task ids or splits (split:train) to train on; without "
+                            "--eval-tasks, --eval-fraction of them is held out (default: all).")
+EVAL_TASKS = typer.Option("", help="Comma-separated task ids or splits (split:validation) held out for evaluation "
+                                   "instead of --eval-fraction; --tasks (default: every other task) is trained on.")
 
-    ids = tuple(t.strip() for t in tasks.split(",") if t.strip())
-    for task_id in ids:
-        try:
-            get_task(task_id)
-        except KeyError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--tasks") from None
-    return ids
+
+def _task_list(tasks: str, flag: str = "--tasks") -> tuple[str, ...]:
+    """The items of ``tasks`` (ids or ``split:NAME``), as given; a usage error when one names no task."""
+    from hawkeye_env.tasks.selection import select_tasks
+
+    items = tuple(t.strip() for t in tasks.split(",") if t.strip())
+    try:
+        select_tasks(items or None)
+    except (KeyError, ValueError) as exc:
+        raise typer.BadParameter(str(exc.args[0] if exc.args else exc), param_hint=flag) from None
+    return items
 
 
 def _config(params: dict, **overrides) -> TrainConfig:
-    """The ``TrainConfig`` of a command's parameters (those named like a field, ``tasks`` checked)."""
+    """The ``TrainConfig`` of a command's parameters (those named like a field, the task lists checked)."""
     names = {f.name for f in fields(TrainConfig)}
     kw = {**{k: v for k, v in params.items() if k in names}, **overrides}
-    return TrainConfig(**{**kw, "tasks": _task_list(kw.get("tasks", ""))})
+    return TrainConfig(**{**kw, "tasks": _task_list(kw.get("tasks", ""), "--tasks"),
+                          "eval_tasks": _task_list(kw.get("eval_tasks", ""), "--eval-tasks")})
 
 
 def _train(recipe: str, config: TrainConfig) -> None:
@@ -66,8 +74,9 @@ def sft(
     model: str = typer.Option(..., help="Local model folder (or hub id) to fine-tune."),
     output_dir: str = typer.Option("runs/sft", help="Checkpoints, run_metadata.json and the W&B run."),
     context: str = typer.Option("docs", help="Unit context of the prompts: none, docs, units, full."),
-    tasks: str = typer.Option("", help="Comma-separated task ids to split into train/eval (default: all)."),
-    eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training."),
+    tasks: str = TASKS,
+    eval_tasks: str = EVAL_TASKS,
+    eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training (without --eval-tasks)."),
     split_seed: int = typer.Option(0, help="Seed of the task split."),
     max_steps: int = typer.Option(100, help="Optimizer steps."),
     batch_size: int = typer.Option(4, help="Per-device batch size."),
@@ -95,8 +104,9 @@ def grpo(
     model: str = typer.Option(..., help="Local model folder (or hub id), e.g. an SFT output."),
     output_dir: str = typer.Option("runs/grpo", help="Checkpoints, run_metadata.json, verdict store, W&B run."),
     context: str = typer.Option("docs", help="Unit context of the prompts: none, docs, units, full."),
-    tasks: str = typer.Option("", help="Comma-separated task ids to split into train/eval (default: all)."),
-    eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training."),
+    tasks: str = TASKS,
+    eval_tasks: str = EVAL_TASKS,
+    eval_fraction: float = typer.Option(0.25, help="Share of tasks held out of training (without --eval-tasks)."),
     split_seed: int = typer.Option(0, help="Seed of the task split."),
     num_generations: int = typer.Option(4, help="Completions per prompt."),
     max_completion_length: int = typer.Option(2048, help="Longest completion in tokens."),

@@ -29,9 +29,14 @@ class TrainConfig:
     output_dir: str = "runs/hawkeye"
     """folder for checkpoints, ``run_metadata.json`` and the offline W&B run"""
     tasks: list[str] = field(default_factory=list)
-    """task ids the split draws from (``hawkeye tasks list``); empty means every registered task"""
+    """task ids or splits (``split:train``; ``hawkeye tasks list --split``) the run draws from; empty
+    means every registered task"""
+    eval_tasks: list[str] = field(default_factory=list)
+    """task ids or splits held out for evaluation (``split:validation``); when set, every task of
+    ``tasks`` (empty: every other task) is trained on and ``eval_fraction`` is not used"""
     eval_fraction: float = 0.25
-    """share of tasks held out of training (``training.data.split_tasks``); at least one task is held out"""
+    """share of tasks held out of training when ``eval_tasks`` is empty (``training.data.split_tasks``);
+    at least one task is held out"""
     split_seed: int = 0
     """seed of the task split (same seed, same split)"""
     context: str = "docs"
@@ -117,7 +122,7 @@ class TrainConfig:
             self.extra = json.loads(self.extra) if self.extra.strip() else {}
         if not isinstance(self.extra, dict):
             raise ValueError(f"extra must be a mapping of SFTConfig/GRPOConfig arguments, not {self.extra!r}")
-        self.tasks = list(self.tasks)
+        self.tasks, self.eval_tasks = list(self.tasks), list(self.eval_tasks)
         self.lora_target_modules = list(self.lora_target_modules or [])
 
 

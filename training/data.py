@@ -4,9 +4,12 @@ A task prompt is exactly what ``hawkeye/KernelOpt-v3`` shows at ``reset`` for th
 mode (``obs["messages"]``, ``obs["prompt"]``), so a policy trained here reads at test time what it
 read in training. SFT examples pair that prompt with the task's expert solution in a fenced block,
 plus one example per runnable unit: its strategy applied to its own reference computation, answered
-by its ``kernel.py``. Example::
+by its ``kernel.py``. Tasks are named as the env names them (``hawkeye_env/tasks/selection.py``): task
+ids or a split, ``split:train``; a generated task ships no expert solution, so it has GRPO prompts and
+no SFT example. Example::
 
     split = split_tasks(seed=0, eval_fraction=0.25)
+    split = split_tasks(tasks="split:train", eval_tasks="split:validation")   # the project's own splits
     rows = sft_examples(split["train"], context="docs")
     rows[0]["prompt"]      # [system, user] messages, as the env shows them
     rows[0]["completion"]  # [assistant] message: ```python <solution>```
@@ -20,7 +23,8 @@ from collections.abc import Sequence
 
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS, SYSTEM_PROMPT, prompt_text, sanitize
-from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from hawkeye_env.tasks.registry import get_task, solution_source
+from hawkeye_env.tasks.selection import select_tasks
 from units.lib.index import list_units, unit_file
 
 UNIT_TEMPLATE = """\
@@ -47,15 +51,29 @@ def fenced(source: str) -> str:
     return "```python\n" + (source if source.endswith("\n") else source + "\n") + "```"
 
 
-def split_tasks(seed: int = 0, eval_fraction: float = 0.25, tasks: Sequence[str] | None = None) -> dict[str, list]:
-    """Split task ids into ``{"train": [...], "eval": [...]}``, holding whole tasks out.
+def split_tasks(seed: int = 0, eval_fraction: float = 0.25, tasks: str | Sequence[str] | None = None,
+                eval_tasks: str | Sequence[str] | None = None) -> dict[str, list]:
+    """The tasks ``tasks`` selects (``select_tasks``: ids or ``split:NAME``; None: every task) as
+    ``{"train": [...], "eval": [...]}`` (each sorted), holding whole tasks out.
 
-    Deterministic in ``seed`` (ids are sorted, then shuffled by ``random.Random(seed)``). With
-    ``eval_fraction > 0`` at least one task is held out and at least one is kept for training.
-    """
-    ids = sorted(tasks if tasks is not None else (s.id for s in list_tasks()))
+    With ``eval_tasks`` (a selection too) those are held out and ``tasks`` is trained on (None:
+    every other task); a task in both raises ``ValueError``. Without it, ``eval_fraction`` of the
+    tasks is held out, deterministically in ``seed`` (ids sorted, then shuffled by
+    ``random.Random(seed)``); with ``eval_fraction > 0`` at least one task is held out and at least
+    one kept for training. ``KeyError`` for an unknown id or split (``select_tasks``)."""
     if not 0 <= eval_fraction < 1:
         raise ValueError(f"eval_fraction must be in [0, 1), not {eval_fraction}")
+    ids = sorted(select_tasks(tasks or None))
+    if eval_tasks:
+        held = sorted(select_tasks(eval_tasks))
+        shared = sorted(set(ids).intersection(held)) if tasks else []
+        if shared:
+            raise ValueError(f"{len(shared)} task(s) both trained on and held out, e.g. {shared[0]}: "
+                             "tasks and eval_tasks must not share a task")
+        train = sorted(set(ids).difference(held))
+        if not train:
+            raise ValueError("eval_tasks holds out every task: no task left to train on")
+        return {"train": train, "eval": held}
     random.Random(seed).shuffle(ids)
     n_eval = 0 if eval_fraction == 0 else min(len(ids) - 1, max(1, round(eval_fraction * len(ids))))
     return {"train": sorted(ids[n_eval:]), "eval": sorted(ids[:n_eval])}

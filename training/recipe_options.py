@@ -38,11 +38,12 @@ def run_name(config: TrainConfig, recipe: str) -> str:
 
 def run_split(config: TrainConfig) -> dict[str, list[str]]:
     """The task split: the one ``run_metadata.json`` recorded when resuming (so a resumed run trains
-    and evaluates on the same tasks), else ``split_tasks`` of the config's seed and fraction."""
+    and evaluates on the same tasks), else ``split_tasks`` of the config's tasks and held-out tasks
+    (``split:train``, ``split:validation``), or of its seed and fraction."""
     meta = Path(config.output_dir) / "run_metadata.json"
     if config.resume_from_checkpoint and meta.exists():
         return json.loads(meta.read_text(encoding="utf-8"))["split"]
-    return split_tasks(config.split_seed, config.eval_fraction, config.tasks or None)
+    return split_tasks(config.split_seed, config.eval_fraction, config.tasks or None, config.eval_tasks or None)
 
 
 def resume_checkpoint(config: TrainConfig) -> str | bool | None:

@@ -6,7 +6,9 @@ example per runnable unit (its strategy on its reference, answered by its ``kern
 is on the completion only (``completion_only_loss=True``). Held-out tasks (``split["eval"]``) are
 never trained on: the trainer reports the loss on their experts (``eval_loss``, every
 ``eval_steps`` and after training); the split is written to ``run_metadata.json`` beside the
-checkpoints and reused on resume. ``--use_peft`` trains a LoRA adapter; the W&B run (offline when
+checkpoints and reused on resume. A task without an expert (a generated one) gives no example: a
+held-out split of such tasks has no ``eval_loss``, and a training split of them needs the unit
+examples (``ConfigError`` with ``--no-units``). ``--use_peft`` trains a LoRA adapter; the W&B run (offline when
 ``WANDB_API_KEY`` is unset) carries hawkeye's config under ``hawkeye``. Run::
 
     hawkeye train sft --model /models/Qwen2.5-Coder-1.5B-Instruct --output-dir runs/sft --max-steps 200
@@ -15,7 +17,8 @@ checkpoints and reused on resume. ``--use_peft`` trains a LoRA adapter; the W&B 
 
 from __future__ import annotations
 
-from training.checks import check_config
+from hawkeye_env.tasks.registry import get_task
+from training.checks import ConfigError, check_config
 from training.config import TrainConfig, finish_wandb, run_record, save_run_metadata, wandb_offline_unless_keyed
 from training.data import sft_examples
 from training.recipe_options import (
@@ -37,6 +40,9 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None):
 
     check_config(config, "sft")
     split = split or run_split(config)
+    if not config.include_units and all(get_task(t).solution is None for t in split["train"]):
+        raise ConfigError("no SFT example: no training task ships an expert solution (generated tasks do not) "
+                          "and --no-units leaves out the unit examples")
     name = run_name(config, "sft")
     tokenizer, model = load_policy(config)
     notes = {"run_name": name, "chat_template": chat_template(tokenizer, config, needs_tools=False)}
@@ -48,6 +54,7 @@ def train(config: TrainConfig, split: dict[str, list[str]] | None = None):
         return Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"]} for r in rows])
 
     eval_dataset = dataset(split["eval"], False) if split["eval"] and config.eval_steps >= 0 else None
+    eval_dataset = eval_dataset if eval_dataset is not None and len(eval_dataset) else None  # experts to score
     args = SFTConfig(
         output_dir=config.output_dir,
         completion_only_loss=True,
