@@ -69,7 +69,8 @@ from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator
 from hawkeye_env.judge.parent.store import ResultStore, source_hash
 from hawkeye_env.judge.shared.verdict import Stage, Verdict
 from hawkeye_env.observation import CONTEXT_BUDGET_CHARS
-from hawkeye_env.tasks.registry import get_task, list_tasks
+from hawkeye_env.tasks.registry import get_task
+from hawkeye_env.tasks.selection import select_tasks
 from hawkeye_env.vector import KernelOptVectorEnv
 from policies.base import Policy, describe
 from reward import REWARD_VERSION
@@ -300,13 +301,14 @@ def _write_report(results: dict, candidates: list[Candidate], out: Path, wandb_m
 
 
 def run_eval(
-    policy: Policy, tasks: list[str] | None = None, n: int = 4, turns: int = 1, context: str = "docs",
+    policy: Policy, tasks: str | list[str] | None = None, n: int = 4, turns: int = 1, context: str = "docs",
     workers: int | None = None, out_dir: str | Path = "out/eval", device: str = "auto",
     store: ResultStore | str | Path | None = None, wandb_mode: str | None = None, progress: bool = True,
     config: EvalConfig | None = None, use_cache: bool = True, backend: str = "local",
     ray_address: str | None = None, gpus: int | None = None, context_budget_chars: int = CONTEXT_BUDGET_CHARS,
 ) -> dict:
-    """Evaluate ``policy`` on ``tasks`` (default: every registered task) and write the report.
+    """Evaluate ``policy`` on ``tasks`` (ids or ``split:NAME``, as the env takes them; default: every
+    registered task) and write the report.
 
     Args:
         policy: any ``policies.base.Policy``.
@@ -331,7 +333,7 @@ def run_eval(
     Returns the ``results.json`` dict.
     """
     start = time.monotonic()
-    task_ids = list(tasks) if tasks else [s.id for s in list_tasks()]
+    task_ids = list(select_tasks(tasks or None))
     for task in task_ids:
         get_task(task)
     out = Path(out_dir)

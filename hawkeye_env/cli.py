@@ -30,11 +30,11 @@ from rich.table import Table
 
 from evals.kernelbench_eval import kernelbench_app
 from hawkeye_env.cli_baselines import baselines_command
-from hawkeye_env.cli_tasks import list_tasks_command, selected_ids, tasks_generate
+from hawkeye_env.cli_tasks import SPLIT_HELP, TASKS_HELP, list_tasks_command, selected_ids, tasks_generate
 from hawkeye_env.cli_throughput import throughput_command
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.server.limits import DEFAULT_MAX_PER_CLIENT, DEFAULT_SESSION_TIMEOUT_S
-from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
+from hawkeye_env.tasks.registry import get_task, registered_ids, solution_source
 from reward import REWARD_VERSION, REWARDS
 from training.cli import train_app
 
@@ -257,7 +257,7 @@ def _run_evaluation(sampler, task_ids: list[str], out: Path, split_tasks: bool, 
     if split_tasks:
         from evals.by_task import run_by_task
 
-        results = run_by_task(sampler, task_ids or [s.id for s in list_tasks()], out, budget_s=budget_s, **eval_kwargs)
+        results = run_by_task(sampler, task_ids or registered_ids(), out, budget_s=budget_s, **eval_kwargs)
         if not results:
             _fail(f"no task finished within the --budget-s of {budget_s:g} s")
         return results
@@ -306,7 +306,7 @@ def _print_eval_outcome(results: dict, out: Path) -> None:
 def eval_(
     policy: str = typer.Option("search", help="search (knob search, no LLM), openai, hf, vllm or folder "
                                "(pre-generated solutions in --model's folder)."),
-    tasks: list[str] | None = typer.Option(None, help="Task ids (repeat or comma-separate). Default: all."),
+    tasks: list[str] | None = typer.Option(None, help=TASKS_HELP),
     n: int | None = typer.Option(None, min=1, help="Samples (trajectories) per task (default: 4; 2 on the CPU "
                                  "interpreter, whose verdicts check correctness only)."),
     turns: int = typer.Option(1, min=1, help="Turns per trajectory; later turns see source and feedback."),
@@ -343,7 +343,7 @@ def eval_(
     budget_s: float | None = typer.Option(None, "--budget-s", min=0, help="--split-tasks: start no task after "
                                           "this many seconds (the rest wait for a re-run)."),
     protocol: str = typer.Option("hawkeye", help=PROTOCOL_HELP),
-    split: str | None = typer.Option(None, help="Add a split's tasks (train, validation, test) to --tasks."),
+    split: str | None = typer.Option(None, help=SPLIT_HELP),
 ) -> None:
     """Best-of-N / multi-turn evaluation of a policy: sample, judge, score, plot, report."""
     import datetime
@@ -369,8 +369,8 @@ def eval_(
 def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0 for every interface)."),
     port: int = typer.Option(8000, help="Port to listen on."),
-    tasks: list[str] | None = typer.Option(None, help="Task ids sessions may reset on (repeat or comma-separate). "
-                                           "Default: all."),
+    tasks: list[str] | None = typer.Option(None, help=f"Tasks sessions may reset on: {TASKS_HELP}"),
+    split: str | None = typer.Option(None, help=SPLIT_HELP),
     device: str = typer.Option("auto", help="cpu (Triton interpreter, untimed), cuda, or auto."),
     context: str = typer.Option("docs", help="Unit context in the prompt: none, docs, units or full."),
     max_turns: int = typer.Option(4, min=1, help="Steps per episode before truncation."),
@@ -393,7 +393,7 @@ def serve(
     """Serve hawkeye/KernelOpt-v3 over the OpenEnv protocol: many sessions, one shared judge."""
     from hawkeye_env.server import INSTALL_HINT
 
-    task_ids = selected_ids(tasks, None)
+    task_ids = selected_ids(tasks, split)
     try:
         from hawkeye_env.judge.parent.evaluator import resolve_device
 

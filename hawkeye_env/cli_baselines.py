@@ -2,6 +2,7 @@
 
     hawkeye baselines                                   # every task, device auto
     hawkeye baselines --tasks gemm_bf16,attention_causal_bf16 --device cuda --json
+    hawkeye baselines --split train --device cuda        # a split (hawkeye_env/tasks/selection.py)
     hawkeye baselines --refresh                         # measure again, replacing stored figures
 
 Each task's baselines (``eager``, ``compile`` and the task's ``vendor_baselines``) are timed at its
@@ -21,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from hawkeye_env.cli_tasks import SPLIT_HELP, TASKS_HELP, selected_ids
 from hawkeye_env.judge.parent import baselines
 from hawkeye_env.judge.parent.evaluator import EvalConfig, resolve_device, software_versions
 from hawkeye_env.judge.parent.lanes import default_lane
@@ -91,7 +93,8 @@ def _table(device_name: str, rows: dict[str, dict]) -> Table:
 
 
 def baselines_command(
-    tasks: list[str] | None = typer.Option(None, help="Task ids (repeat or comma-separate). Default: all."),
+    tasks: list[str] | None = typer.Option(None, help=TASKS_HELP),
+    split: str | None = typer.Option(None, help=SPLIT_HELP),
     device: str = typer.Option("auto", help="cuda, or auto (cpu only lists the declared baselines)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     refresh: bool = typer.Option(False, "--refresh", help="Measure again even if the store has figures."),
@@ -102,11 +105,7 @@ def baselines_command(
     from hawkeye_env.judge.parent.store import ResultStore
 
     errors = Console(stderr=True)
-    try:
-        specs = [get_task(t) for item in tasks or [] for t in item.split(",") if t] or list_tasks()
-    except KeyError as exc:
-        errors.print(f"[red]error:[/red] {exc.args[0]}")
-        raise typer.Exit(2) from None
+    specs = [get_task(t) for t in selected_ids(tasks, split)] or list_tasks()  # exits 2 on an unknown id or split
     if device not in ("auto", "cpu", "cuda"):
         errors.print(f"[red]error:[/red] device must be cpu, cuda or auto, not {device!r}")
         raise typer.Exit(2)

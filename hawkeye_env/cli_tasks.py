@@ -67,6 +67,11 @@ def list_tasks_command(split: str | None, as_json: bool, console: Console) -> No
     print_task_table(rows, console, f"hawkeye tasks: {split} ({len(rows)})" if split else "hawkeye tasks")
 
 
+#: ``--tasks`` and ``--split`` of the commands that take a task selection (eval, serve, baselines).
+TASKS_HELP = "Task ids or splits (split:train; repeat or comma-separate). Default: all."
+SPLIT_HELP = "Add a split's tasks (train, validation, test) to --tasks."
+
+
 def selected_ids(tasks: list[str] | None, split: str | None) -> list[str]:
     """The ids ``--tasks`` (ids or ``split:NAME``, repeated or comma-separated) and ``--split`` name;
     [] when neither names any (every task). Exits 2 on an unknown id or split."""

@@ -83,9 +83,16 @@ def test_cuda_requested_without_a_gpu_lists_declared_baselines_as_json():
     assert declared["declared"][2:] == [n for n in task.vendor_baselines if n not in ("eager", "compile")]
 
 
-@pytest.mark.parametrize("args", [["--tasks", "no_such_task"], ["--device", "tpu"]])
+@pytest.mark.parametrize("args", [["--tasks", "no_such_task"], ["--device", "tpu"], ["--split", "holdout"]])
 def test_usage_errors_exit_2(args):
     assert runner.invoke(app, ["baselines", *args]).exit_code == 2
+
+
+def test_a_split_lists_its_tasks_only(generated_splits):
+    result = runner.invoke(app, ["baselines", "--split", "validation", "--device", "cpu", "--json"])
+    assert result.exit_code == 0, result.output
+    validation = sorted(i for i, s in generated_splits.items() if s == "validation")
+    assert sorted(json.loads(result.stdout)["tasks"]) == validation
 
 
 def test_baseline_worker_reports_and_caches_unavailable_vendors(tmp_path, isolated_task_registry):

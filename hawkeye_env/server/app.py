@@ -12,6 +12,7 @@ sessions are served round-robin by the queue (``guard.py``, ``judge_queue.py``).
 Three ways to run it::
 
     hawkeye serve --port 8000 --device cuda                          # the CLI
+    hawkeye serve --split train                                      # sessions reset on the train split only
     HAWKEYE_JUDGE_DEVICE=cpu uvicorn hawkeye_env.server.app:app      # any ASGI server, set by SETTINGS
     python -m hawkeye_env.server.app --port 8000                     # OpenEnv's ``main`` convention
 
@@ -32,6 +33,7 @@ from hawkeye_env.server import require_openenv
 from hawkeye_env.server.guard import ClientGuard
 from hawkeye_env.server.judge_queue import JudgeQueue
 from hawkeye_env.server.limits import DEFAULT_MAX_PER_CLIENT, DEFAULT_SESSION_TIMEOUT_S, MAX_BODY_BYTES
+from hawkeye_env.tasks.selection import select_tasks
 
 require_openenv()
 
@@ -57,7 +59,7 @@ SETTINGS = {
     "HAWKEYE_STORE": "results store path (the evaluator's default store)",
     "HAWKEYE_JUDGE_DEVICE": "cpu, cuda or auto (auto)",
     "HAWKEYE_JUDGE_TIMEOUT": "hard limit per candidate worker, seconds (300)",
-    "HAWKEYE_SERVE_TASKS": "comma-separated task ids sessions may reset on (all)",
+    "HAWKEYE_SERVE_TASKS": "comma-separated task ids or splits (split:train) sessions may reset on (all)",
     "HAWKEYE_SERVE_CONTEXT": "unit context in the prompt: none, docs, units or full (docs)",
     "HAWKEYE_SERVE_MAX_TURNS": "steps per episode (4)",
     "HAWKEYE_SERVE_TARGET_SPEEDUP": "speedup that ends an episode; 0: the first correct kernel (1.0)",
@@ -78,8 +80,10 @@ def make_app(evaluator: Evaluator, device: str = "auto", workers: int | None = N
     ``workers``/``gpus``/``max_per_client`` configure the ``JudgeQueue``; ``session_timeout_s``
     closes WebSocket sessions idle that long (None: never); ``max_body_bytes`` bounds a request
     body and a WebSocket message (``ClientGuard``). ``app.state.judge`` is the shared
-    ``JudgeQueue``, closed when the app shuts down.
+    ``JudgeQueue``, closed when the app shuts down. ``env_kwargs["tasks"]`` is a selection as the env
+    takes it (ids, ``split:NAME``; ``tasks/selection.py``), resolved to ids once for every session.
     """
+    env_kwargs["tasks"] = select_tasks(env_kwargs.get("tasks"))  # once, not per session: ids or split:NAME
     queue = JudgeQueue(evaluator, device, workers, gpus, max_per_client=max_per_client)
     factory = functools.partial(HawkeyeEnvironment, queue, **env_kwargs)
     factory().close()  # a bad env argument (unknown task, context) fails here, not in the first session
@@ -117,6 +121,10 @@ def app_from_env(environ: dict | None = None):
         return kind(env[name]) if env.get(name) else None
 
     tasks = [t for t in env.get("HAWKEYE_SERVE_TASKS", "").split(",") if t] or None
+    try:
+        tasks = select_tasks(tasks) if tasks else None
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"HAWKEYE_SERVE_TASKS={env['HAWKEYE_SERVE_TASKS']!r}: {exc.args[0]}") from None
     timeout = number("HAWKEYE_JUDGE_TIMEOUT", float)
     idle = number("HAWKEYE_SERVE_SESSION_TIMEOUT", float)
     target = number("HAWKEYE_SERVE_TARGET_SPEEDUP", float)

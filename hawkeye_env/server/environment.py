@@ -35,6 +35,8 @@ from hawkeye_env.judge.shared.verdict import Verdict
 from hawkeye_env.registration import KERNEL_OPT_ID
 from hawkeye_env.server import guard, require_openenv
 from hawkeye_env.server.judge_queue import JudgeQueue, QueueFull
+from hawkeye_env.tasks.registry import registered_ids
+from hawkeye_env.tasks.selection import task_split
 from reward import REWARD_VERSION
 
 require_openenv()
@@ -48,6 +50,8 @@ log = logging.getLogger(__name__)
 RESET_OPTIONS = ("task", "source")
 #: Longest start source ``reset`` takes: a source is at most what one reply may carry.
 MAX_SOURCE_CHARS = MAX_REPLY_CHARS
+#: Served task ids a refused ``reset`` names (a server of a generated split serves thousands).
+NAMED_TASKS = 8
 
 
 class BadRequest(ValueError):
@@ -70,12 +74,21 @@ def package_version() -> str:
         return "unknown"
 
 
+def not_served(task: str, served: tuple[str, ...]) -> str:
+    """Why ``reset(task=task)`` is refused: the task's split when it is registered (a server started
+    on ``split:train`` refuses a validation task), and the first ``NAMED_TASKS`` it serves."""
+    where = f" (a {task_split(task)} task)" if task in set(registered_ids()) else ""
+    more = f", ... ({len(served)} tasks)" if len(served) > NAMED_TASKS else ""
+    return f"unknown task {task!r} for this server{where}; it serves: {', '.join(served[:NAMED_TASKS])}{more}"
+
+
 class HawkeyeEnvironment(Environment[KernelAction, KernelObservation, KernelState]):
     """OpenEnv ``Environment`` over one ``KernelOptEnv`` judged through a shared ``JudgeQueue``.
 
     Args:
         queue: the server's ``JudgeQueue`` (its evaluator and device are the env's).
-        **env_kwargs: ``KernelOptEnv`` arguments (``tasks``, ``context``, ``context_budget_chars``,
+        **env_kwargs: ``KernelOptEnv`` arguments (``tasks``: ids or ``split:NAME``, as the env takes
+            them; ``context``, ``context_budget_chars``,
             ``max_turns``, ``target_speedup``, ``max_text_chars``).
     """
 
@@ -95,7 +108,7 @@ class HawkeyeEnvironment(Environment[KernelAction, KernelObservation, KernelStat
             raise BadRequest(f"unknown reset fields {sorted(unknown)}; known: seed, episode_id, "
                              f"{', '.join(RESET_OPTIONS)}")
         if task is not None and task not in self.env.tasks:
-            raise BadRequest(f"unknown task {task!r} for this server; it serves: {', '.join(self.env.tasks)}")
+            raise BadRequest(not_served(task, self.env.tasks))
         if source is not None and not isinstance(source, str):
             raise BadRequest("source must be a string")
         if source is not None and len(source) > MAX_SOURCE_CHARS:
