@@ -4,11 +4,13 @@ With ``KernelOptEnv(allow_profile=True)`` an action whose text is the single wor
 case, optionally in a fenced block) re-submits the current source, whose verdict comes from the
 results store, and adds its kernels' profile to the feedback: per compiled kernel the registers,
 spills, shared memory, theoretical occupancy and instruction mix (tensor-core instructions with
-their types, global load and store widths, ``cp.async``, TMA), beside the expert solution's, and
-the task's speed of light. On CPU the kernels are cross-compiled for sm_90 (H100/H200) and the
-profile says which figures need a GPU; on a GPU Nsight Compute adds duration, achieved occupancy,
-tensor and FMA pipe busy, DRAM and L2 throughput and the L2 hit rate
-(``hawkeye_env.judge.parent.profiling``).
+their types, global load and store widths, ``cp.async``, TMA), beside the expert solution's, the
+task's speed of light, the metric of each unit the task's tags name beside the expert's
+(``profiling/unit_metrics.py``) and, for a task whose precision is the point, both sources'
+instruction evidence (``decide/instructions.py``). On CPU the kernels are cross-compiled for sm_90
+(H100/H200) and the profile says which figures need a GPU (every unit metric among them); on a GPU
+Nsight Compute adds duration, achieved occupancy, tensor and FMA pipe busy, DRAM and L2 throughput
+and the L2 hit rate (``hawkeye_env.judge.parent.profiling``).
 
 A profile step is a turn, and it is paid what re-submitting the current source pays (that source's
 verdict and reward): asking for a profile can never earn more than submitting the same code again.

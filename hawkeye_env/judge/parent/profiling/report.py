@@ -111,8 +111,9 @@ def counter_lines(counters: dict) -> list[str]:
 
 
 def _section(title: str, p: KernelProfile) -> list[str]:
-    if not p.ok:
-        return [f"{title}: not profiled ({p.stage}): {p.error.splitlines()[0][:300] if p.error else ''}"]
+    if not p.ok:  # the error's last line: a traceback ends with the exception's message
+        why = next((line.strip() for line in reversed(p.error.splitlines()) if line.strip()), "")
+        return [f"{title}: not profiled ({p.stage}): {why[:300]}"]
     lines = [f"{title}:"]
     for k in p.kernels:
         lines += kernel_lines(k)

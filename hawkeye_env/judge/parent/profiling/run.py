@@ -11,9 +11,11 @@ before anything reads it. No candidate code runs outside its worker, and the rep
 it.
 
 ``profile_report`` profiles a source and the task's expert solution the same way and renders both
-with the task's speed of light (``report.render``). Profiles are cached in this process by task,
-source hash, device, shape and judge versions, so the expert's is computed once per process and a
-repeated source is answered at once.
+with the task's speed of light (``report.render``), each unit's metric for both
+(``unit_metrics.py``) and, for a task with ``mma_operands``, both sources' instruction evidence by
+the verdict's rule (``decide/instructions.py``) read from the profiles' kernels. Profiles are
+cached in this process by task, source hash, device, shape and judge versions, so the expert's is
+computed once per process and a repeated source is answered at once.
 
 The profile's shape: on a GPU the task's timed shape. On CPU the recording allocates the inputs on
 the host, so the timed shape is used when its ``bytes_moved`` is at most ``CPU_RECORDING_BYTES``,
@@ -30,10 +32,12 @@ import threading
 import time
 
 from hawkeye_env.judge.parent import record_replay
+from hawkeye_env.judge.parent.decide.instructions import evidence
 from hawkeye_env.judge.parent.decide.speed_of_light import JUDGED_GPUS, fraction, speed_of_light
 from hawkeye_env.judge.parent.lanes import default_lane
 from hawkeye_env.judge.parent.launch import run_job, start
 from hawkeye_env.judge.parent.profiling.report import KernelProfile, render
+from hawkeye_env.judge.parent.profiling.unit_metrics import unit_lines, unit_metrics
 from hawkeye_env.judge.parent.store import source_hash
 from hawkeye_env.judge.parent.validate import reply_check
 from hawkeye_env.judge.parent.validate.facts_check import checked_counters, checked_facts
@@ -150,18 +154,34 @@ def light_lines(spec: TaskSpec, p: KernelProfile, gpu_name: str) -> list[str]:
     return lines
 
 
+def instruction_evidence(spec: TaskSpec, profiles: dict[str, KernelProfile | None]) -> dict:
+    """For a task with ``mma_operands``: each profiled source's instruction evidence
+    (``decide/instructions.evidence``, the verdict's rule) read from its profile's kernels, by role;
+    ``{}`` for another task."""
+    if not spec.mma_operands:
+        return {}
+    return {role: evidence(spec, {"kernels": p.kernels}) for role, p in profiles.items() if p is not None and p.ok}
+
+
 def profile_report(evaluator, task_id: str, source: str, device: str = "auto", lane=None, counters: bool = True,
                    expert: bool = True) -> dict:
-    """``{"candidate", "expert", "text"}``: the profiles of ``source`` and (``expert``) of the task's
-    expert solution, as dicts, and the rendered text (``report.render``)."""
+    """``{"candidate", "expert", "units", "instructions", "text"}``: the profiles of ``source`` and
+    (``expert``) of the task's expert solution, as dicts; each unit's metric for both
+    (``unit_metrics``); the instruction evidence of both on a precision task
+    (``instruction_evidence``); and the rendered text (``report.render``, then those lines)."""
     spec, device = get_task(task_id), resolve_device(device)
     candidate = profile_source(evaluator, task_id, source, device, lane, counters)
     theirs = None
     if expert and spec.solution is not None:
         theirs = profile_source(evaluator, task_id, solution_source(spec), device, lane, counters)
     gpu = software_versions(device, spec).get("gpu", "")
-    text = render(candidate, theirs, light_lines(spec, candidate, gpu))
-    return {"candidate": candidate.to_dict(), "expert": theirs.to_dict() if theirs else None, "text": text}
+    units = unit_metrics(spec, candidate, theirs)
+    found = instruction_evidence(spec, {"candidate": candidate, "expert": theirs})
+    shown = [f"{role.capitalize()}: {e['message']}" for role, e in found.items()]
+    text = render(candidate, theirs, light_lines(spec, candidate, gpu) + shown + unit_lines(units))
+    return {"candidate": candidate.to_dict(), "expert": theirs.to_dict() if theirs else None, "units": units,
+            "instructions": found, "text": text}
 
 
-__all__ = ["CPU_RECORDING_BYTES", "light_lines", "profile_report", "profile_shape", "profile_source"]
+__all__ = ["CPU_RECORDING_BYTES", "instruction_evidence", "light_lines", "profile_report", "profile_shape",
+           "profile_source"]
