@@ -37,7 +37,8 @@ from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source
 
 REPO = Path(__file__).resolve().parents[1]
 # Deliberate shortcuts, task -> candidate files: correct answers whose kernels skip the task's precision.
-SHORTCUTS = {"fp8_gemm_per_tensor": ("tests/candidates/precision/fp8_bf16_upcast.py",)}
+SHORTCUTS = {"fp8_gemm_per_tensor": ("tests/candidates/precision/fp8_bf16_upcast.py",),
+             "nvfp4_gemm_bf16": ("tests/candidates/precision/nvfp4_fp32_fma.py",)}
 PROFILE_TASKS = ("vector_add_fp32", "softmax_fp32", "gemm_bf16", "fp8_gemm_per_tensor")
 
 
