@@ -1,5 +1,6 @@
 """The env-facing cases several test modules share: the ``vector_add_fp32`` expert, a broken copy
-(``a - b``) and the SEARCH/REPLACE edit that fixes it, and the fenced reply the env parses."""
+(``a - b``) and the SEARCH/REPLACE edit that fixes it, a copy whose forward raises, and the fenced
+reply the env parses."""
 
 from __future__ import annotations
 
@@ -16,3 +17,6 @@ assert BROKEN != SOLUTION, "the expert's store line moved: update STORE_LINE"
 def fenced(source: str) -> str:
     """``source`` in one ```python fenced block."""
     return f"```python\n{source}```\n"
+# A module that builds and whose forward raises: judged ``runtime_error``, and its profile cannot record a forward.
+RAISING = SOLUTION.replace("        return out\n", "        raise RuntimeError('the forward fails on purpose')\n")
+assert RAISING != SOLUTION, "the expert's return line moved: update RAISING"

@@ -3,7 +3,10 @@
 An adapter (verifiers, SkyRL-gym, veRL) is a thin layer over ``KernelOptEnv`` and the one
 evaluator: prompts are the env's observation, rewards are the env's step rewards, and verdicts come
 from a process-wide ``JudgeQueue`` (``shared_judge``), so concurrent rollouts of a trainer are
-judged in ``evaluate_many`` batches. ``$HAWKEYE_STORE`` names the results store (the evaluator's
+judged in ``evaluate_many`` batches. Profiles come from the env's one profile function
+(``profile_action.profile_feedback``): through the env's ``PROFILE`` action in an episode
+(``new_episode(..., allow_profile=True)``), or for a stack whose tool takes the source itself
+(veRL's), through ``profile_reply``. ``$HAWKEYE_STORE`` names the results store (the evaluator's
 default when unset) and ``$HAWKEYE_JUDGE_DEVICE`` the device (``auto``). Example::
 
     from hawkeye_env.adapters.common import score_reply
@@ -15,9 +18,11 @@ from __future__ import annotations
 import os
 import threading
 
+from hawkeye_env.edits import EditError, extract_source
 from hawkeye_env.env import KernelOptEnv
 from hawkeye_env.judge.parent.evaluator import Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
+from hawkeye_env.profile_action import profile_feedback
 from hawkeye_env.server.judge_queue import JudgeQueue
 
 DEVICE_ENV = "HAWKEYE_JUDGE_DEVICE"
@@ -61,4 +66,19 @@ def score_reply(task_id: str, reply: str, judge: JudgeQueue | None = None) -> tu
     return float(reward), info["verdict"]
 
 
-__all__ = ["DEVICE_ENV", "judged_step", "new_episode", "score_reply", "shared_judge"]
+def profile_reply(task_id: str, reply: str, judge: JudgeQueue | None = None) -> tuple[str, dict]:
+    """``(text, report)``: the profile of ``reply``'s module (fenced or bare, as the env reads a first
+    reply) on ``task_id`` beside the expert's (``profile_action.profile_feedback``; ``report`` is
+    ``{}`` when nothing was profiled). A reply without a module, an unknown task or a source that
+    does not build is a line saying so, never an error."""
+    judge = judge or shared_judge()
+    if not isinstance(task_id, str) or not isinstance(reply, str):
+        return "Nothing to profile: the task id and the source must be text.", {}
+    try:
+        source = extract_source(reply)
+    except EditError as exc:
+        return f"Nothing to profile: {exc}", {}
+    return profile_feedback(judge.evaluator, task_id, source, judge.device)
+
+
+__all__ = ["DEVICE_ENV", "judged_step", "new_episode", "profile_reply", "score_reply", "shared_judge"]

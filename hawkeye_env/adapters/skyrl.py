@@ -8,7 +8,11 @@ env's own first messages (the row's prompt is replaced, so training and evaluati
 each ``step(action)`` judges the reply through the process's shared judge and returns the env's
 reward, ``done`` when the episode ends, and the judge's feedback (the next observation the env
 shows) as the next user message. ``metadata`` holds the verdict; ``get_metrics`` the per-turn
-rewards. Needs ``pip install 'hawkeye-env[skyrl]'``. Example::
+rewards. With ``env_config={"profile": True}`` the env's ``PROFILE`` action is one of the replies
+the prompt offers (``hawkeye_env/profile_action.py``): a step whose action is that word re-judges
+the current source (same verdict and reward) and its observation adds the kernels' profile beside
+the expert's (on CPU the sm_90 cross-compile's facts and what needs a GPU), ``metadata["profile"]``
+the profile as data. Needs ``pip install 'hawkeye-env[skyrl]'``. Example::
 
     import skyrl_gym, hawkeye_env.adapters.skyrl as hs
     hs.register()                                  # id "hawkeye_kernel"
@@ -40,7 +44,8 @@ class KernelOptTextEnv(BaseTextEnv):
     ``env_config`` keys (all optional): ``context`` (``docs``), ``max_turns`` (1; the trainer's
     ``extras["max_turns"]`` wins, as in SkyRL's own envs),
     ``target_speedup`` (None: the first correct kernel ends the episode), ``store`` and ``device``
-    (the shared judge's; default ``$HAWKEYE_STORE`` / ``$HAWKEYE_JUDGE_DEVICE``).
+    (the shared judge's; default ``$HAWKEYE_STORE`` / ``$HAWKEYE_JUDGE_DEVICE``), ``profile``
+    (False; True: the ``PROFILE`` action, module docstring).
     """
 
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None):
@@ -54,7 +59,8 @@ class KernelOptTextEnv(BaseTextEnv):
         self.max_turns = int(extras.get("max_turns") or config.get("max_turns", 1))
         self.env, self._first = new_episode(task, self.judge, context=config.get("context", "docs"),
                                             max_turns=self.max_turns,
-                                            target_speedup=config.get("target_speedup"))
+                                            target_speedup=config.get("target_speedup"),
+                                            allow_profile=bool(config.get("profile", False)))
         self.rewards: list[float] = []
 
     def init(self, prompt):
@@ -67,8 +73,10 @@ class KernelOptTextEnv(BaseTextEnv):
         self.rewards.append(float(reward))
         done = bool(terminated or truncated)
         observations = [] if done else [{"role": "user", "content": json.loads(obs["messages"])[-1]["content"]}]
-        return BaseTextEnvStepOutput(observations=observations, reward=float(reward), done=done,
-                                     metadata={"verdict": info["verdict"], "turn": info["turn"]})
+        metadata = {"verdict": info["verdict"], "turn": info["turn"]}
+        if "profile" in info:
+            metadata["profile"] = info["profile"]
+        return BaseTextEnvStepOutput(observations=observations, reward=float(reward), done=done, metadata=metadata)
 
     def get_metrics(self) -> dict[str, Any]:
         return {"turns": len(self.rewards), "final_reward": self.rewards[-1] if self.rewards else 0.0,

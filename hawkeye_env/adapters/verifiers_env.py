@@ -7,10 +7,18 @@ judged by the one evaluator through the process's shared judge. ``KernelMultiTur
 user for multi-turn episodes: it sends the env's observation, steps ``KernelOptEnv`` with each
 reply and sends the judge's feedback back, until the episode ends; the trace's reward is the last
 step's reward and every turn's reward is recorded as a metric (``turn_<i>_reward``) for turn-level
-credit assignment. Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
+credit assignment. With ``profile=True`` (``--env.taskset.profile true``) the env's ``PROFILE``
+action is one of the replies its prompt offers (``hawkeye_env/profile_action.py``): a reply that is
+that word re-judges the current source (same verdict and reward) and the feedback sent back adds
+its kernels' profile beside the expert's; each profile's text is kept in the trace's
+``info["hawkeye_profiles"]``. It is the env's action word rather than a verifiers tool: verifiers
+0.4's tools are MCP toolsets served from their own runtime process, apart from the env's episode,
+which holds the current source the profile reads, and the taskset's harness makes plain chat calls.
+Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
 
     from hawkeye_env.adapters.verifiers_env import load_environment
     env = load_environment(tasks=["vector_add_fp32"], context="docs", max_turns=3)   # max_turns=1: single-turn
+    env = load_environment(tasks=["vector_add_fp32"], max_turns=3, target_speedup=1.0, profile=True)
 
 verifiers 0.4 finds a taskset by its id, imported as a module (``-`` read as ``_``), and takes the
 ``Taskset``, ``Env`` and ``Harness`` subclasses that module exports in ``__all__``. The id is
@@ -46,6 +54,7 @@ class KernelData(vf.TaskData):
     context: str = "docs"
     max_turns: int = 1
     target_speedup: float | None = None
+    profile: bool = False
 
 
 class KernelTask(vf.Task[KernelData]):
@@ -69,6 +78,8 @@ class KernelTasksetConfig(vf.TasksetConfig):
     """judged replies per episode (``KernelMultiTurnEnv``)"""
     target_speedup: float | None = None
     """speedup that ends an episode early; None: the first correct kernel ends it"""
+    profile: bool = False
+    """accept the env's PROFILE action (the current source's kernels profiled beside the expert's)"""
 
 
 class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
@@ -79,12 +90,12 @@ class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
 
         judge = shared_judge()
         for task_id in self.config.tasks or [s.id for s in list_tasks()]:
-            env, obs = new_episode(task_id, judge, context=self.config.context)
+            env, obs = new_episode(task_id, judge, context=self.config.context, allow_profile=self.config.profile)
             system, user = json.loads(obs["messages"])
             env.close()
             yield KernelTask(KernelData(id=task_id, name=task_id, task_id=task_id, context=self.config.context,
                                         max_turns=self.config.max_turns, target_speedup=self.config.target_speedup,
-                                        system_prompt=system["content"],
+                                        profile=self.config.profile, system_prompt=system["content"],
                                         prompt=[{"role": "user", "content": user["content"]}]), self.config.task)
 
 
@@ -131,18 +142,21 @@ class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
     async def run(self, task, agents) -> None:
         judge = shared_judge()
         env, obs = new_episode(task.data.task_id, judge, context=task.data.context, max_turns=task.data.max_turns,
-                               target_speedup=task.data.target_speedup)
+                               target_speedup=task.data.target_speedup, allow_profile=task.data.profile)
         try:
             async with agents.player.interaction(task) as interaction:
                 # recorded before the interaction closes: closing scores the trace (``kernel_reward``)
                 trace = interaction.trace
                 trace.info["hawkeye_rewards"] = rewards = []
+                trace.info["hawkeye_profiles"] = profiles = []
                 segment = await interaction.turn()  # the task's prompt is the env's first observation
                 while not segment.terminated:
                     obs, reward, terminated, truncated, info = await asyncio.to_thread(
                         judged_step, env, judge, segment.last_reply)
                     rewards.append(float(reward))
                     trace.info["hawkeye_verdict"] = info["verdict"]
+                    if "profile" in info:
+                        profiles.append(info["profile"]["text"])
                     trace.record_metric(f"turn_{len(rewards) - 1}_reward", float(reward))
                     if terminated or truncated:
                         break
@@ -152,12 +166,13 @@ class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
 
 
 def load_environment(tasks: list[str] | None = None, context: str = "docs", max_turns: int = 1,
-                     target_speedup: float | None = None, **env_config) -> KernelMultiTurnEnv:
+                     target_speedup: float | None = None, profile: bool = False, **env_config) -> KernelMultiTurnEnv:
     """The verifiers ``Env`` over ``KernelTaskset``, built by verifiers' loader from ``TASKSET_ID``:
     ``max_turns=1`` is single-turn (one judged reply), more is multi-turn (the judge's feedback goes
-    back to the model after each reply). ``env_config``: further ``EnvConfig`` fields."""
+    back to the model after each reply); ``profile`` accepts the env's ``PROFILE`` action (module
+    docstring). ``env_config``: further ``EnvConfig`` fields."""
     taskset = {"id": TASKSET_ID, "tasks": list(tasks or []), "context": context, "max_turns": max_turns,
-               "target_speedup": target_speedup}
+               "target_speedup": target_speedup, "profile": profile}
     return vf.load_environment(vf.resolve_env_config({"taskset": taskset, **env_config}))
 
 

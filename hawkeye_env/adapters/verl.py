@@ -16,7 +16,9 @@ Config for veRL >= 0.7 (README, veRL, gives veRL <= 0.6's)::
     reward.custom_reward_function.name=compute_score
 
 Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v3``, ``prompt`` the
-env's messages, ``reward_model.ground_truth`` the task id.
+env's messages, ``reward_model.ground_truth`` the task id. The reward sees one finished response,
+so the env's ``PROFILE`` action has no place here; veRL's multi-turn rollouts get it as a tool
+(``verl_tool.KernelProfileTool``, rows from ``verl_rows(..., profile_tool=True)``).
 """
 
 from __future__ import annotations
@@ -76,15 +78,22 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
         return list(pool.map(lambda pair: _score_row(pair[1], pair[0], judge), zip(solution_strs, ground_truths)))
 
 
-def verl_rows(task_ids: Sequence[str], context: str = "docs", split: str = "train") -> list[dict]:
-    """veRL RL-dataset rows (write them with ``pandas.DataFrame(rows).to_parquet``), one per task."""
+def verl_rows(task_ids: Sequence[str], context: str = "docs", split: str = "train",
+              profile_tool: bool = False) -> list[dict]:
+    """veRL RL-dataset rows (write them with ``pandas.DataFrame(rows).to_parquet``), one per task.
+    ``profile_tool``: rows for veRL's tool agent loop (``agent_name`` ``tool_agent``) whose
+    ``extra_info.tools_kwargs`` give the ``profile_kernel`` tool (``verl_tool.py``) the task."""
     judge = shared_judge()
     rows = []
     for i, task_id in enumerate(task_ids):
         env, obs = new_episode(task_id, judge, context=context)
-        rows.append({"data_source": KERNEL_OPT_ID, "prompt": json.loads(obs["messages"]), "ability": "kernel",
-                     "reward_model": {"style": "rule", "ground_truth": task_id},
-                     "extra_info": {"split": split, "index": i, "context": context}})
+        row = {"data_source": KERNEL_OPT_ID, "prompt": json.loads(obs["messages"]), "ability": "kernel",
+               "reward_model": {"style": "rule", "ground_truth": task_id},
+               "extra_info": {"split": split, "index": i, "context": context}}
+        if profile_tool:
+            row["agent_name"] = "tool_agent"
+            row["extra_info"]["tools_kwargs"] = {"profile_kernel": {"create_kwargs": {"task": task_id}}}
+        rows.append(row)
         env.close()
     return rows
 

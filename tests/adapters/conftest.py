@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.vector_add_edits import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: F401 - the adapter tests import them from here
+from tests.vector_add_edits import BROKEN, FIX, RAISING, SOLUTION, TASK, fenced  # noqa: F401 - the adapter tests import them from here
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -22,3 +22,11 @@ def cpu_judge(tmp_path_factory):
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture
+def small_profiles(monkeypatch):
+    """Profiles record at the task's CPU shape, not its timed GPU shape: a fast test."""
+    from hawkeye_env.judge.parent.profiling import run
+
+    monkeypatch.setattr(run, "CPU_RECORDING_BYTES", 0)

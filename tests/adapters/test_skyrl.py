@@ -1,7 +1,9 @@
 """SkyRL-gym: trajectories run as SkyRL's generator runs them (``skyrl_gym.make`` with the trainer's
 ``env_config`` and ``extras``, ``init``/``step``/``close`` in its env-worker threads, concurrently):
 ``init`` gives the env's prompt, each step the env's reward, the judge's feedback as the next user
-message and the end of the episode; a reply without code never reaches the judge."""
+message and the end of the episode; a reply without code never reaches the judge. With
+``profile`` the env's ``PROFILE`` action is a step: the current source's sm_90 cross-compile facts
+beside the expert's, its unit's metric and what needs a GPU."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402 - skyrl-gym's own depe
 
 from hawkeye_env.adapters import skyrl as adapter  # noqa: E402
 from hawkeye_env.env import KernelOptEnv  # noqa: E402
+from hawkeye_env.profile_action import NOTHING_TO_PROFILE  # noqa: E402
 from tests.adapters.conftest import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: E402
 
 
@@ -84,3 +87,23 @@ def test_single_turn_ends_after_one_reply_and_a_row_without_a_task_is_refused():
     assert out["done"] and out["reward"] == -1.0 and out["metadata"]["verdict"]["stage"] == "no_source"
     with pytest.raises(ValueError, match="ground_truth"):
         skyrl_gym.make(adapter.ENV_ID, env_config={}, extras={})
+
+
+def test_the_profile_action_is_a_step_that_profiles_the_current_source_beside_the_expert(small_profiles):
+    env = make(profile=True, max_turns=4, target_speedup=1.0)  # CPU verdicts are untimed: the episode goes on
+    messages, _ = env.init([])
+    assert "the single word PROFILE" in messages[-1]["content"]
+    early = env.step("PROFILE")
+    assert early["reward"] == -1.0 and NOTHING_TO_PROFILE in early["observations"][0]["content"]
+    assert "profile" not in early["metadata"]
+    submitted = env.step(fenced(SOLUTION))
+    out = env.step("PROFILE")
+    assert out["reward"] == submitted["reward"] == pytest.approx(0.2) and not out["done"]
+    assert out["metadata"]["verdict"]["stage"] == "correct"
+    profile, text = out["metadata"]["profile"], out["observations"][0]["content"]
+    kernel = profile["candidate"]["kernels"][0]
+    assert kernel["name"] == "_add_kernel" and kernel["registers"] > 0 and profile["expert"]["cached"]
+    assert "cross-compile for sm_90" in text and "Not measured: duration, achieved occupancy" in text
+    assert "coalesced_access, achieved_tbps (TB/s): needs a GPU" in text
+    assert [u["unit"] for u in profile["units"]] == ["coalesced_access"] and profile["units"][0]["candidate"] is None
+    env.close()

@@ -4,7 +4,9 @@ and ``vf-eval`` itself (its CLI entry point, the README's command: a local base 
 no login) runs real single- and multi-turn rollouts against a scripted chat-completions server on
 loopback: verifiers' interception relays each call of the taskset's chat harness, the env steps
 ``KernelOptEnv`` with every reply and sends the judge's feedback back, and the trace carries the
-judge's score."""
+judge's score. With ``--env.taskset.profile true`` a ``PROFILE`` reply is the env's profile action:
+the feedback sent back carries the current source's profile (here a forward that raises: said so,
+beside the expert's sm_90 cross-compile facts)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from hawkeye_env.adapters.verifiers_env import (  # noqa: E402
 )
 from hawkeye_env.env import KernelOptEnv  # noqa: E402
 from tests.adapters.chat_server import ScriptedChatServer  # noqa: E402
-from tests.adapters.conftest import BROKEN, FIX, SOLUTION, TASK, fenced  # noqa: E402
+from tests.adapters.conftest import BROKEN, FIX, RAISING, SOLUTION, TASK, fenced  # noqa: E402
 
 
 def _trace(task: KernelTask, reply: str | None = None) -> vf.Trace:
@@ -113,6 +115,21 @@ def readme_command(url: str, tasks: list[str], max_turns: int, context: str = "n
     """The README's ``vf-eval`` command: a local endpoint, no upload (``--no-push``), no login."""
     return [TASKSET_ID, "--env.taskset.tasks", json.dumps(tasks), "--env.taskset.context", context,
             "--env.taskset.max-turns", str(max_turns), "--model", "scripted", "--client.base-url", url, "--no-push"]
+
+
+def test_vf_eval_profile_reply_sends_the_profile_and_a_failing_forward_is_said_not_raised(vf_eval, small_profiles):
+    argv = [*readme_command("", [TASK], max_turns=3), "--env.taskset.profile", "true",
+            "--env.taskset.target-speedup", "1.0"]
+    with ScriptedChatServer(["PROFILE", fenced(RAISING), "PROFILE"]) as server:
+        argv[argv.index("--client.base-url") + 1] = server.url
+        [trace] = vf_eval(argv)
+    assert trace["ok"] and trace["errors"] == [] and trace["info"]["hawkeye_rewards"][0] == -1.0
+    assert "the single word PROFILE" in server.bodies[0]["messages"][-1]["content"]
+    assert trace["info"]["hawkeye_verdict"]["stage"] == "runtime_error"
+    [text] = trace["info"]["hawkeye_profiles"]  # the first PROFILE had no source to profile
+    assert "Candidate: not profiled (runtime_error)" in text and "the forward fails on purpose" in text
+    assert "Expert solution, same shape:\n- _add_kernel (1 launch)" in text and "registers/thread" in text
+    assert "coalesced_access, achieved_tbps (TB/s): needs a GPU" in text
 
 
 def test_vf_eval_single_turn_rollout_reaches_the_judges_score(vf_eval):
