@@ -7,15 +7,15 @@ the buffer would be the plan's own allocation, made anew on every replayed call,
 candidate kept there (a count of calls) would never reach the judge while it persists in real use.
 Made here first, it is a constant of every plan: it starts each trial as recorded, is carried
 through the repeat trial's run of calls and poisoned before its rerun, as any buffer made before
-the forward (``sandboxed/replay/replay.py``). The helpers are bound when the worker is imported,
-before any candidate code runs.
+the forward (``sandboxed/replay/replay.py``). Only a unit module the candidate imported is warmed
+(importing one here would build its kernels before the worker's interpreter mode is set).
 """
 
 from __future__ import annotations
 
-import torch
+import sys
 
-from units.persistent_splitk.kernel import arrival_counters
+import torch
 
 # Tiles of the largest fused split-K grid a task's shape can ask for: an [8192, 8192] output in
 # 64 x 64 tiles (the curated GEMMs' largest; 64 KiB of int32 counts).
@@ -23,12 +23,15 @@ ARRIVAL_TILES = (8192 // 64) ** 2
 
 
 def warm(device: torch.device | str) -> None:
-    """Make every unit's cached device buffer on ``device`` (a no-op when it exists); ``"cuda"``
+    """Make the cached device buffer of every imported unit on ``device`` (a no-op when it exists); ``"cuda"``
     means the current CUDA device, as a tensor's ``.device`` names it (``cuda:0``)."""
+    splitk = sys.modules.get("units.persistent_splitk.kernel")
+    if splitk is None:
+        return
     device = torch.device(device)
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    arrival_counters(device, ARRIVAL_TILES)
+    splitk.arrival_counters(device, ARRIVAL_TILES)
 
 
 __all__ = ["ARRIVAL_TILES", "warm"]
