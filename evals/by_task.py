@@ -22,6 +22,7 @@ from pathlib import Path
 from evals.best_of_n import as_store, run_eval
 from evals.merge import merge_runs
 from hawkeye_env.judge.parent.evaluator import EvalConfig, Evaluator, resolve_device
+from hawkeye_env.tasks.selection import select_tasks
 from policies.base import describe
 
 log = logging.getLogger(__name__)
@@ -36,14 +37,16 @@ def _finished(part: Path, want: dict) -> bool:
     return all(cfg.get(key) == value for key, value in want.items())
 
 
-def run_by_task(policy, tasks: list[str], out_dir: str | Path, n: int = 4, turns: int = 1, context: str = "docs",
-                device: str = "auto", budget_s: float | None = None, **eval_kwargs) -> dict:
-    """``run_eval`` per task into ``<out_dir>/<task>/``, skipping finished ones, merging after each
-    task into ``out_dir``; returns the merged ``results.json`` dict (empty when no task finished).
+def run_by_task(policy, tasks: str | list[str] | None, out_dir: str | Path, n: int = 4, turns: int = 1,
+                context: str = "docs", device: str = "auto", budget_s: float | None = None, **eval_kwargs) -> dict:
+    """``run_eval`` per task ``tasks`` selects (ids or ``split:NAME``, as the env takes them; None:
+    every task) into ``<out_dir>/<task>/``, skipping finished ones, merging after each task into
+    ``out_dir``; returns the merged ``results.json`` dict (empty when no task finished).
     ``budget_s``: start no task after this many seconds (a machine lease ends: a task cut in the
     middle would leave nothing), the tasks left for a re-run. ``eval_kwargs`` go to ``run_eval``
     (workers, store, wandb_mode, config, gpus, backend...)."""
     started = time.monotonic()
+    tasks = list(select_tasks(tasks))
     if device == "auto" and eval_kwargs.get("backend", "local") == "local":
         device = resolve_device(device)
     out = Path(out_dir)

@@ -34,7 +34,7 @@ from hawkeye_env.cli_tasks import SPLIT_HELP, TASKS_HELP, list_tasks_command, se
 from hawkeye_env.cli_throughput import throughput_command
 from hawkeye_env.cli_units import units_app
 from hawkeye_env.server.limits import DEFAULT_MAX_PER_CLIENT, DEFAULT_SESSION_TIMEOUT_S
-from hawkeye_env.tasks.registry import get_task, registered_ids, solution_source
+from hawkeye_env.tasks.registry import get_task, solution_source
 from reward import REWARD_VERSION, REWARDS
 from training.cli import train_app
 
@@ -257,7 +257,7 @@ def _run_evaluation(sampler, task_ids: list[str], out: Path, split_tasks: bool, 
     if split_tasks:
         from evals.by_task import run_by_task
 
-        results = run_by_task(sampler, task_ids or registered_ids(), out, budget_s=budget_s, **eval_kwargs)
+        results = run_by_task(sampler, task_ids or None, out, budget_s=budget_s, **eval_kwargs)
         if not results:
             _fail(f"no task finished within the --budget-s of {budget_s:g} s")
         return results
