@@ -1,9 +1,13 @@
-"""The Ray driver's verdict for a candidate no actor could judge (``RayEvaluator._failure``), with no
-Ray at all: a ``judge_error`` (the judge failed, not the candidate), built without asking an actor
-for versions (they may all be dead), and never written to the store, so it is judged again next
-time. The same verdicts on a real cluster whose nodes die: ``test_ray_cluster.py``."""
+"""The Ray driver's failures of the judge, with no Ray at all: the verdict of a candidate no actor
+could judge (``RayEvaluator._failure``) is a ``judge_error`` (the judge failed, not the candidate),
+built without asking an actor for versions (they may all be dead) and never written to the store,
+so it is judged again next time; an actor that died or raised under a candidate gives no verdict
+and the reason (``_collect``), so the candidate is retried instead of the batch failing. The same
+verdicts on a real cluster whose nodes die: ``test_ray_cluster.py``."""
 
 from __future__ import annotations
+
+import types
 
 from hawkeye_env.judge.parent.batch.ray_backend import RayEvaluator
 from hawkeye_env.judge.parent.eval_config import EvalConfig
@@ -42,3 +46,37 @@ def test_a_judge_error_keeps_the_versions_already_known_and_is_never_stored():
     judged = Verdict(task=KEY[0], device="cpu", stage=Stage.INCORRECT, source_hash=KEY[1], versions=failed.versions)
     judge._store(KEY, "cpu", judged)
     assert judge.store.count() == 1
+
+
+class _ActorError(Exception):
+    pass
+
+
+class _TaskError(Exception):
+    def __init__(self, cause: BaseException):
+        super().__init__("ray::JudgeActor.evaluate() (pid=1, ip=10.0.0.1)")
+        self.cause = cause
+
+
+def _collecting(raised: BaseException) -> RayEvaluator:
+    """A driver whose ``ray.get`` raises ``raised``, with Ray's two error kinds faked."""
+    judge = RayEvaluator.__new__(RayEvaluator)
+
+    def get(_ref):
+        raise raised
+
+    judge.ray = types.SimpleNamespace(get=get, exceptions=types.SimpleNamespace(RayActorError=_ActorError,
+                                                                                RayTaskError=_TaskError))
+    return judge
+
+
+def test_an_actor_that_raised_gives_no_verdict_and_says_why():
+    """The judge raising in an actor (here a task the node cannot find): the candidate is retried, not
+    the batch lost."""
+    verdict, why = _collecting(_TaskError(KeyError("unknown task g0_00000")))._collect("ref")
+    assert verdict is None and why == "judge actor raised (KeyError: 'unknown task g0_00000')"
+
+
+def test_an_actor_that_died_gives_no_verdict_and_says_why():
+    verdict, why = _collecting(_ActorError("The actor died unexpectedly\nmore"))._collect("ref")
+    assert verdict is None and why == "judge actor died (_ActorError: The actor died unexpectedly)"

@@ -23,11 +23,11 @@ Design:
   the store, dispatches, retries and stores. It takes the actors' verdicts as they are: every node
   of the cluster is part of the judge.
 * ``max_restarts=1``, ``max_task_retries=0``: Ray restarts a dead actor once and never re-runs a
-  candidate by itself. The driver retries a candidate once, whether its actor died or its worker
-  died without a verdict (``pool.failed_without_verdict``). A worker's second failure is the
-  candidate's verdict, with the reason; an actor's second death, or no live actor to send it to,
-  is a ``judge_error`` (the judge failed, not the candidate), never stored, so the candidate is
-  judged again next time.
+  candidate by itself. The driver retries a candidate once when its actor died or raised, or its
+  worker died without a verdict (``pool.failed_without_verdict``). A worker's second failure is
+  the candidate's verdict, with the reason; an actor's second death or exception, or no live
+  actor to send it to, is a ``judge_error`` (the judge failed, not the candidate), never stored,
+  so the candidate is judged again next time.
 * The driver writes every verdict but a ``judge_error``, and the baseline times it carries, to the
   caller's store (the one store) as it arrives, and answers repeated candidates from it without
   dispatching them. Actors are assumed alike (one GPU model): the store key uses the first actor's
@@ -63,6 +63,10 @@ def import_ray():
     except ImportError as exc:
         raise ImportError(INSTALL_HINT) from exc
     return ray
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
 
 
 class JudgeActor:
@@ -240,11 +244,15 @@ class RayEvaluator:
         return False
 
     def _collect(self, ref) -> tuple[Verdict | None, str]:
-        """The actor's verdict, or None and why when the actor died under it."""
+        """The actor's verdict, or None and why when the actor died under it or raised (the judge
+        failing on that node, which the local pool makes a ``judge_error``)."""
+        errors = self.ray.exceptions
         try:
             return Verdict.from_dict(self.ray.get(ref)), ""
-        except self.ray.exceptions.RayActorError as exc:
-            return None, f"judge actor died ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        except errors.RayActorError as exc:
+            return None, f"judge actor died ({_first_line(exc)})"
+        except errors.RayTaskError as exc:
+            return None, f"judge actor raised ({_first_line(getattr(exc, 'cause', None) or exc)})"
 
     def _failure(self, key, device: str, reason: str) -> Verdict:
         """The ``judge_error`` verdict of a candidate no actor could judge. Its versions are those
