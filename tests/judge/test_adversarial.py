@@ -329,7 +329,7 @@ def test_hack_is_caught(case: Case, ev: Evaluator, compile_failure_reward: float
                                               ("h19_rmsnorm_zero_padding", RMSNORM, 3)])
 def test_a_narrow_value_kernel_fails_on_its_distribution(file: str, task: str, seed: int,
                                                          compile_failure_reward: float) -> None:
-    """A CPU verdict adds one extra value distribution, drawn from its seed (``plan._extra``; a GPU
+    """A CPU verdict adds one extra value distribution, drawn from its seed (``trial_plan.envelope_trials``; a GPU
     verdict adds them all): with a seed that draws the one each kernel breaks on (``large`` for a
     softmax without the max subtraction, ``zeros`` for an RMSNorm that skips rows starting with a
     zero), the kernel is incorrect."""

@@ -24,7 +24,7 @@ def _smallest(spec: TaskSpec) -> dict:
     return dict(min(shapes, key=lambda s: (spec.bytes_moved(**s), spec.flops(**s))))
 
 
-def _extra(spec: TaskSpec, device: str, seed: int) -> list[tuple[dict, str, dict | None, bool]]:
+def envelope_trials(spec: TaskSpec, device: str, seed: int) -> list[tuple[dict, str, dict | None, bool]]:
     """(shape, distribution, layout, hidden) of the trials beyond the public shapes: each hidden
     shape (``hidden_shapes``) with a distribution drawn from the task's; one trial in a layout
     drawn from ``spec.layouts`` at the smallest public shape (one that changes strides where the
@@ -77,7 +77,7 @@ def carried_calls(device: str, seed: int) -> int:
 
 def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye") -> list[dict]:
     """Correctness trials: the public ones (``_public``), and before the last of those the trials of
-    ``_extra``: hidden shapes (``"hidden": True``), one non-contiguous layout, the extra value
+    ``envelope_trials``: hidden shapes (``"hidden": True``), one non-contiguous layout, the extra value
     distributions (on CPU one of them, drawn per verdict). Every trial has ``shape``,
     ``distribution``, ``seed``, ``order`` and ``layout`` (None: contiguous; else ``{"name":
     ...}``, ``layouts.py``). Orders alternate,
@@ -93,7 +93,7 @@ def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye
         why = spec.no_cpu_reason or "too large for the interpreter"
         raise ValueError(f"task {spec.id} has no CPU shapes ({why}): judge it with --device cuda")
     pairs = _public(spec, device)
-    pairs[-1:-1] = _extra(spec, device, seed)
+    pairs[-1:-1] = envelope_trials(spec, device, seed)
     trials = []
     for i, (s, d, layout, hidden) in enumerate(pairs):
         t = {"shape": s, "distribution": d, "seed": derived_seed(seed, f"trial{i}"),
@@ -108,4 +108,4 @@ def plan_trials(spec: TaskSpec, device: str, seed: int, protocol: str = "hawkeye
     return trials
 
 
-__all__ = ["CARRIED_SPAN", "PROTOCOLS", "carried_calls", "plan_trials"]
+__all__ = ["CARRIED_SPAN", "PROTOCOLS", "carried_calls", "envelope_trials", "plan_trials"]
