@@ -1,0 +1,1 @@
+ORDER = 30  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 31  # its place in the curated task list

@@ -1,0 +1,1 @@
+ORDER = 29  # its place in the curated task list
