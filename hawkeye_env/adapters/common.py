@@ -7,7 +7,8 @@ judged in ``evaluate_many`` batches. Profiles come from the env's one profile fu
 (``profile_action.profile_feedback``): through the env's ``PROFILE`` action in an episode
 (``new_episode(..., allow_profile=True)``), or for a stack whose tool takes the source itself
 (veRL's), through ``profile_reply``. ``$HAWKEYE_STORE`` names the results store (the evaluator's
-default when unset) and ``$HAWKEYE_JUDGE_DEVICE`` the device (``auto``). Example::
+default when unset) and ``$HAWKEYE_JUDGE_DEVICE`` the device (``auto``). Every adapter names its
+tasks as the env does (``task_prompts``: ids or ``split:NAME`` through ``tasks/selection.py``). Example::
 
     from hawkeye_env.adapters.common import score_reply
     reward, verdict = score_reply("vector_add_fp32", "```python\\n...```")
@@ -15,8 +16,10 @@ default when unset) and ``$HAWKEYE_JUDGE_DEVICE`` the device (``auto``). Example
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+from collections.abc import Iterator, Sequence
 
 from hawkeye_env.edits import EditError, extract_source
 from hawkeye_env.env import KernelOptEnv
@@ -24,6 +27,7 @@ from hawkeye_env.judge.parent.evaluator import Evaluator
 from hawkeye_env.judge.parent.store import ResultStore
 from hawkeye_env.profile_action import profile_feedback
 from hawkeye_env.server.judge_queue import JudgeQueue
+from hawkeye_env.tasks.selection import select_tasks
 
 DEVICE_ENV = "HAWKEYE_JUDGE_DEVICE"
 _QUEUES: dict[tuple, JudgeQueue] = {}
@@ -48,6 +52,16 @@ def new_episode(task_id: str, judge: JudgeQueue, **env_kwargs) -> tuple[KernelOp
     env = KernelOptEnv(tasks=[task_id], evaluator=judge.evaluator, device=judge.device, **env_kwargs)
     obs, _ = env.reset(options={"task": task_id})
     return env, obs
+
+
+def task_prompts(tasks: str | Sequence[str] | None, judge: JudgeQueue, **env_kwargs) -> Iterator[tuple[str, list]]:
+    """``(task id, the env's first messages)`` for each task ``tasks`` selects, in order: ids or
+    ``split:NAME`` (``select_tasks``; None: every task). ``KeyError`` for an unknown id or split,
+    raised before any episode starts; ``env_kwargs`` go to ``new_episode``."""
+    for task_id in select_tasks(tasks):
+        env, obs = new_episode(task_id, judge, **env_kwargs)
+        env.close()
+        yield task_id, json.loads(obs["messages"])
 
 
 def judged_step(env: KernelOptEnv, judge: JudgeQueue, reply: str):
@@ -81,4 +95,4 @@ def profile_reply(task_id: str, reply: str, judge: JudgeQueue | None = None) -> 
     return profile_feedback(judge.evaluator, task_id, source, judge.device)
 
 
-__all__ = ["DEVICE_ENV", "judged_step", "new_episode", "profile_reply", "score_reply", "shared_judge"]
+__all__ = ["DEVICE_ENV", "judged_step", "new_episode", "profile_reply", "score_reply", "shared_judge", "task_prompts"]

@@ -20,14 +20,23 @@ the profile as data. Needs ``pip install 'hawkeye-env[skyrl]'``. Example::
                          extras={"reward_spec": {"ground_truth": "vector_add_fp32"}})
     messages, _ = env.init([])
     out = env.step(reply)    # {"observations": [...], "reward": 0.2, "done": True, "metadata": {...}}
+
+The trainer's dataset rows name the env and the task (``env_class``, ``reward_spec.ground_truth``);
+``skyrl_rows`` writes one per task a selection names, as the env takes it (ids or ``split:NAME``)::
+
+    pandas.DataFrame(hs.skyrl_rows("split:train")).to_parquet("train.parquet")
+    pandas.DataFrame(hs.skyrl_rows("split:validation")).to_parquet("validation.parquet")
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from hawkeye_env.adapters.common import judged_step, new_episode, shared_judge
+from hawkeye_env.adapters.common import judged_step, new_episode, shared_judge, task_prompts
+from hawkeye_env.registration import KERNEL_OPT_ID
+from hawkeye_env.tasks.selection import task_split
 
 INSTALL_HINT = "the SkyRL-gym adapter needs skyrl-gym: pip install 'hawkeye-env[skyrl]'"
 ENV_ID = "hawkeye_kernel"
@@ -95,4 +104,14 @@ def register() -> None:
         skyrl_register(id=ENV_ID, entry_point="hawkeye_env.adapters.skyrl:KernelOptTextEnv")
 
 
-__all__ = ["ENV_ID", "INSTALL_HINT", "KernelOptTextEnv", "register"]
+def skyrl_rows(tasks: str | Sequence[str] | None, context: str = "docs") -> list[dict]:
+    """SkyRL dataset rows, one per task ``tasks`` selects (ids or ``split:NAME``; None: every task):
+    ``prompt`` the env's first messages (``init`` shows the same), ``env_class`` ``ENV_ID``,
+    ``reward_spec.ground_truth`` the task id, ``extra_info`` the task's split and the context."""
+    return [{"data_source": KERNEL_OPT_ID, "prompt": messages, "env_class": ENV_ID,
+             "reward_spec": {"method": "rule", "ground_truth": task_id},
+             "extra_info": {"split": task_split(task_id), "index": i, "context": context}}
+            for i, (task_id, messages) in enumerate(task_prompts(tasks, shared_judge(), context=context))]
+
+
+__all__ = ["ENV_ID", "INSTALL_HINT", "KernelOptTextEnv", "register", "skyrl_rows"]

@@ -19,6 +19,7 @@ Needs ``pip install 'hawkeye-env[verifiers]'``. Example::
     from hawkeye_env.adapters.verifiers_env import load_environment
     env = load_environment(tasks=["vector_add_fp32"], context="docs", max_turns=3)   # max_turns=1: single-turn
     env = load_environment(tasks=["vector_add_fp32"], max_turns=3, target_speedup=1.0, profile=True)
+    env = load_environment(tasks="split:train")     # a split, as the env takes it (tasks/selection.py)
 
 verifiers 0.4 finds a taskset by its id, imported as a module (``-`` read as ``_``), and takes the
 ``Taskset``, ``Env`` and ``Harness`` subclasses that module exports in ``__all__``. The id is
@@ -36,7 +37,8 @@ import asyncio
 import json
 from collections.abc import Iterator
 
-from hawkeye_env.adapters.common import judged_step, new_episode, score_reply, shared_judge
+from hawkeye_env.adapters.common import judged_step, new_episode, score_reply, shared_judge, task_prompts
+from hawkeye_env.tasks.selection import select_tasks
 
 INSTALL_HINT = "the verifiers adapter needs verifiers: pip install 'hawkeye-env[verifiers]'"
 TASKSET_ID = "hawkeye-env"
@@ -71,7 +73,7 @@ class KernelTask(vf.Task[KernelData]):
 
 class KernelTasksetConfig(vf.TasksetConfig):
     tasks: list[str] = []
-    """task ids (``hawkeye tasks list``); empty means every registered task"""
+    """task ids or splits (``split:train``; ``hawkeye tasks list --split``); empty means every registered task"""
     context: str = "docs"
     """unit context of the prompts: ``none``, ``docs``, ``units`` or ``full``"""
     max_turns: int = 1
@@ -86,13 +88,9 @@ class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
     """One ``KernelTask`` per task, prompted with the env's own first observation."""
 
     def load(self) -> Iterator[KernelTask]:
-        from hawkeye_env.tasks.registry import list_tasks
-
-        judge = shared_judge()
-        for task_id in self.config.tasks or [s.id for s in list_tasks()]:
-            env, obs = new_episode(task_id, judge, context=self.config.context, allow_profile=self.config.profile)
-            system, user = json.loads(obs["messages"])
-            env.close()
+        prompts = task_prompts(self.config.tasks or None, shared_judge(), context=self.config.context,
+                               allow_profile=self.config.profile)
+        for task_id, (system, user) in prompts:
             yield KernelTask(KernelData(id=task_id, name=task_id, task_id=task_id, context=self.config.context,
                                         max_turns=self.config.max_turns, target_speedup=self.config.target_speedup,
                                         profile=self.config.profile, system_prompt=system["content"],
@@ -165,13 +163,16 @@ class KernelMultiTurnEnv(vf.Env[KernelEnvConfig]):
             env.close()
 
 
-def load_environment(tasks: list[str] | None = None, context: str = "docs", max_turns: int = 1,
+def load_environment(tasks: str | list[str] | None = None, context: str = "docs", max_turns: int = 1,
                      target_speedup: float | None = None, profile: bool = False, **env_config) -> KernelMultiTurnEnv:
     """The verifiers ``Env`` over ``KernelTaskset``, built by verifiers' loader from ``TASKSET_ID``:
     ``max_turns=1`` is single-turn (one judged reply), more is multi-turn (the judge's feedback goes
     back to the model after each reply); ``profile`` accepts the env's ``PROFILE`` action (module
-    docstring). ``env_config``: further ``EnvConfig`` fields."""
-    taskset = {"id": TASKSET_ID, "tasks": list(tasks or []), "context": context, "max_turns": max_turns,
+    docstring). ``tasks``: ids or ``split:NAME`` (None: every task); an unknown one raises
+    ``KeyError`` here. ``env_config``: further ``EnvConfig`` fields."""
+    tasks = [tasks] if isinstance(tasks, str) else list(tasks or [])
+    select_tasks(tasks or None)
+    taskset = {"id": TASKSET_ID, "tasks": tasks, "context": context, "max_turns": max_turns,
                "target_speedup": target_speedup, "profile": profile}
     return vf.load_environment(vf.resolve_env_config({"taskset": taskset, **env_config}))
 

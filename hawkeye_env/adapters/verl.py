@@ -15,19 +15,19 @@ Config for veRL >= 0.7 (README, veRL, gives veRL <= 0.6's)::
     reward.custom_reward_function.path=pkg://hawkeye_env.adapters.verl
     reward.custom_reward_function.name=compute_score
 
-Dataset (``verl_rows`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v3``, ``prompt`` the
-env's messages, ``reward_model.ground_truth`` the task id. The reward sees one finished response,
+Dataset (``verl_rows("split:train")`` -> parquet): ``data_source`` ``hawkeye/KernelOpt-v3``, ``prompt``
+the env's messages, ``reward_model.ground_truth`` the task id. The reward sees one finished response,
 so the env's ``PROFILE`` action has no place here; veRL's multi-turn rollouts get it as a tool
 (``verl_tool.KernelProfileTool``, rows from ``verl_rows(..., profile_tool=True)``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from hawkeye_env.adapters.common import new_episode, score_reply, shared_judge
+from hawkeye_env.adapters.common import score_reply, shared_judge, task_prompts
 from hawkeye_env.registration import KERNEL_OPT_ID
+from hawkeye_env.tasks.selection import task_split
 
 VERDICT_KEYS = ("stage", "correct", "compiled", "timed")
 INSTALL_HINT = ("veRL is not installed: pip install 'hawkeye-env[verl]' (veRL with its dependencies), or for "
@@ -78,23 +78,22 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
         return list(pool.map(lambda pair: _score_row(pair[1], pair[0], judge), zip(solution_strs, ground_truths)))
 
 
-def verl_rows(task_ids: Sequence[str], context: str = "docs", split: str = "train",
+def verl_rows(tasks: str | Sequence[str] | None, context: str = "docs", split: str | None = None,
               profile_tool: bool = False) -> list[dict]:
-    """veRL RL-dataset rows (write them with ``pandas.DataFrame(rows).to_parquet``), one per task.
+    """veRL RL-dataset rows (write them with ``pandas.DataFrame(rows).to_parquet``), one per task
+    ``tasks`` selects: ids or ``split:NAME`` (``verl_rows("split:train")``; None: every task).
+    ``extra_info.split`` is ``split``, else the task's own split (``selection.task_split``).
     ``profile_tool``: rows for veRL's tool agent loop (``agent_name`` ``tool_agent``) whose
     ``extra_info.tools_kwargs`` give the ``profile_kernel`` tool (``verl_tool.py``) the task."""
-    judge = shared_judge()
     rows = []
-    for i, task_id in enumerate(task_ids):
-        env, obs = new_episode(task_id, judge, context=context)
-        row = {"data_source": KERNEL_OPT_ID, "prompt": json.loads(obs["messages"]), "ability": "kernel",
+    for i, (task_id, messages) in enumerate(task_prompts(tasks, shared_judge(), context=context)):
+        row = {"data_source": KERNEL_OPT_ID, "prompt": messages, "ability": "kernel",
                "reward_model": {"style": "rule", "ground_truth": task_id},
-               "extra_info": {"split": split, "index": i, "context": context}}
+               "extra_info": {"split": split or task_split(task_id), "index": i, "context": context}}
         if profile_tool:
             row["agent_name"] = "tool_agent"
             row["extra_info"]["tools_kwargs"] = {"profile_kernel": {"create_kwargs": {"task": task_id}}}
         rows.append(row)
-        env.close()
     return rows
 
 
