@@ -173,6 +173,7 @@ def _one_node_dies(judge: RayEvaluator, cluster: Cluster, workers: list) -> int:
     assert lost <= set(kept["finished"]), "the killed node's unfinished candidate was judged again elsewhere"
     assert not set(dead["finished"]) & set(kept["finished"]), "a verdict the killed node finished was redone"
     assert {v.source_hash for v in verdicts} <= set(dead["finished"]) | set(kept["finished"])
+    assert judge._given_up["cpu"] == {1 - survivor}, "later batches leave the dead node's actor out"
     return survivor
 
 
@@ -200,6 +201,7 @@ def _last_node_dies(judge: RayEvaluator, cluster: Cluster, workers: list, surviv
         if v.source_hash in at_kill[0]["finished"]:
             assert v.failure is Failure.NONE, "a verdict finished before its node died was lost"
     assert judge.store.count() - stored_before == len(verdicts) - len(errors), "judge errors are never stored"
+    assert judge._given_up["cpu"] == {0, 1}
 
 
 def _judged(judge: RayEvaluator, jobs: list, on_verdict) -> tuple[list, list[int]]:

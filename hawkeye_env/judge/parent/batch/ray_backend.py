@@ -23,7 +23,9 @@ Design:
   the store, dispatches, retries and stores. It takes the actors' verdicts as they are: every node
   of the cluster is part of the judge.
 * ``max_restarts=1``, ``max_task_retries=0``: Ray restarts a dead actor once and never re-runs a
-  candidate by itself. The driver retries a candidate once when its actor died or raised, or its
+  candidate by itself. An actor that answers no ping before a retry is given up on: later batches
+  send it nothing unless it answers within ``RECHECK_S`` at their start (restarted on a new node).
+  The driver retries a candidate once when its actor died or raised, or its
   worker died without a verdict (``pool.failed_without_verdict``). A worker's second failure is
   the candidate's verdict, with the reason; an actor's second death or exception, or no live
   actor to send it to, is a ``judge_error`` (the judge failed, not the candidate), never stored,
@@ -54,6 +56,10 @@ INSTALL_HINT = "the Ray backend needs ray: pip install 'hawkeye-env[ray]'"
 # start on a loaded node with room to spare.
 PING_TIMEOUT_S = 120.0
 PING_RETRY_S = 0.5  # between pings of a restarting actor
+# How long a later batch asks an actor given up on (it answered no ping) before leaving it out: an
+# idle live actor answers at once, and one still restarting is asked again at the next batch. Each
+# batch waiting PING_TIMEOUT_S on it instead would stall every batch after a node is lost for good.
+RECHECK_S = 1.0
 
 
 def import_ray():
@@ -113,6 +119,7 @@ class RayEvaluator:
         self.workers_per_actor = workers_per_actor
         self.actors: dict[str, list] = {}
         self._versions: dict[tuple[str, str], dict] = {}
+        self._given_up: dict[str, set[int]] = {}  # device -> indices of actors that answered no ping
 
     # -- actors -------------------------------------------------------------------------------
 
@@ -180,12 +187,12 @@ class RayEvaluator:
                 queue.append((key, 0))
         limit = workers or len(actors) * self.concurrency(device)
         load = [0] * len(actors)
-        alive = [True] * len(actors)
+        given_up = self._still_given_up(device, actors)
         in_flight: dict = {}
         while queue or in_flight:
             while queue and len(in_flight) < limit:
                 key, attempt = queue.popleft()
-                a = self._pick(actors, load, alive, check=attempt > 0)
+                a = self._pick(actors, load, given_up, check=attempt > 0)
                 if a is None:
                     verdict = self._failure(key, device, "no judge actor is alive")
                     self._store(key, device, verdict)
@@ -209,16 +216,31 @@ class RayEvaluator:
             finish(key, verdict)
         return results
 
-    def _pick(self, actors: list, load: list[int], alive: list[bool], check: bool) -> int | None:
-        """The least loaded live actor. For a retry (``check``) the actor must first answer a ping:
-        an actor killed a moment ago may not be known dead yet, and a retry sent to it would fail
-        for the same reason as the first attempt. None when no actor is alive."""
-        while any(alive):
-            a = min((i for i in range(len(actors)) if alive[i]), key=load.__getitem__)
+    def _pick(self, actors: list, load: list[int], given_up: set[int], check: bool) -> int | None:
+        """The least loaded actor not given up on. For a retry (``check``) the actor must first
+        answer a ping: an actor killed a moment ago may not be known dead yet, and a retry sent to
+        it would fail for the same reason as the first attempt; one that does not answer is given
+        up on. None when every actor is given up on."""
+        while len(given_up) < len(actors):
+            a = min((i for i in range(len(actors)) if i not in given_up), key=load.__getitem__)
             if not check or self._answers(actors[a]):
                 return a
-            alive[a] = False
+            given_up.add(a)
         return None
+
+    def _still_given_up(self, device: str, actors: list) -> set[int]:
+        """The actors on ``device`` given up on in earlier batches that still answer no ping within
+        ``RECHECK_S`` (one that answers, restarted on a new node, judges again); the set this batch
+        adds to."""
+        given_up = self._given_up.setdefault(device, set())
+        errors = self.ray.exceptions
+        for a in sorted(given_up):
+            try:
+                self.ray.get(actors[a].pid.remote(), timeout=RECHECK_S)
+                given_up.discard(a)
+            except (errors.GetTimeoutError, errors.RayActorError):
+                pass
+        return given_up
 
     def _answers(self, actor) -> bool:
         """Whether ``actor`` answers a ping within ``PING_TIMEOUT_S``. A restarting actor is asked
@@ -287,6 +309,7 @@ class RayEvaluator:
             for h in handles:
                 self.ray.kill(h, no_restart=True)
         self.actors.clear()
+        self._given_up.clear()
 
 
 __all__ = ["INSTALL_HINT", "JudgeActor", "RayEvaluator", "import_ray"]
