@@ -1,0 +1,1 @@
+ORDER = 40  # its place in the curated task list

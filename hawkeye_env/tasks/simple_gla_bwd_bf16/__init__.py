@@ -1,0 +1,1 @@
+ORDER = 41  # its place in the curated task list
