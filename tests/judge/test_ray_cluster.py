@@ -7,12 +7,13 @@ What it shows, with a scripted honest, wrong and torch-only candidate of ``vecto
 * every verdict is judged on a worker node, never on the driver's node; both nodes judge; each
   distinct candidate is judged once; each index comes back once, in input order; duplicates share
   one verdict; the store holds each verdict once;
-* the trusted checks run in the actor on its node: each actor's own evaluator ran the static filter
-  once per candidate it judged (the torch-only candidate is rejected there, with no worker), and
-  the driver's ``Evaluator.check_static`` is made to fail, so a driver-side check would fail here;
+* the trusted parent's steps run in the actor on its node: each actor's own evaluator ran the
+  static filter once per candidate it judged (the torch-only candidate is rejected there, with no
+  worker) and decided each worker's reply, while the driver's ``Evaluator`` has both steps made to
+  fail, so a check run in the driver would fail here;
 * a node killed mid-batch (its raylet and processes gone) loses no verdict it had already
-  finished, and its unfinished candidate is judged again on the other node; when the last node
-  dies too, every candidate still unjudged is a ``judge_error`` (the judge failed, not the
+  finished, and its unfinished candidate is judged again on the other node; later batches leave
+  the dead node's actor out; when the last node dies too, every candidate still unjudged is a ``judge_error`` (the judge failed, not the
   candidate), absent from the store, so it is judged again next time.
 
 One test, not several: the cluster and the actors' first verdicts (each actor's processes import
@@ -53,22 +54,29 @@ TORCH_ONLY = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forwar
 PING_TIMEOUT_S = 5.0
 
 
+# The trusted parent's steps counted in each actor and refused in the driver: the static filter, and
+# the decision on a worker's reply (references, comparisons, the verdict's stage).
+PARENT_STEPS = ("check_static", "_read_reply")
+
+
 class RecordingJudgeActor(JudgeActor):
     """The backend's actor, recording on its node which candidates it started and finished and how
-    often its own evaluator's static filter ran (in this process)."""
+    often its own evaluator ran each of ``PARENT_STEPS`` (in this process)."""
 
     def __init__(self, config: EvalConfig, device: str):
         super().__init__(config, device)
         self.started: list[str] = []
         self.finished: list[str] = []
-        self.static_runs = 0
-        check_static = self.evaluator.check_static
+        self.runs = dict.fromkeys(PARENT_STEPS, 0)
+        for name in PARENT_STEPS:
+            setattr(self.evaluator, name, self._counted(name, getattr(self.evaluator, name)))
 
-        def counted(source, verdict):
-            self.static_runs += 1
-            return check_static(source, verdict)
+    def _counted(self, name: str, method):
+        def counted(*args, **kwargs):
+            self.runs[name] += 1
+            return method(*args, **kwargs)
 
-        self.evaluator.check_static = counted
+        return counted
 
     def evaluate(self, task: str, source: str) -> dict:
         self.started.append(source_hash(source))
@@ -78,7 +86,7 @@ class RecordingJudgeActor(JudgeActor):
 
     def report(self) -> dict:
         return {"node": ray.get_runtime_context().get_node_id(), "started": list(self.started),
-                "finished": list(self.finished), "static_runs": self.static_runs}
+                "finished": list(self.finished), "runs": dict(self.runs)}
 
 
 def _driver_must_not_check(*_args, **_kwargs):
@@ -94,7 +102,8 @@ def cluster(monkeypatch):
     monkeypatch.setenv("RAY_TMPDIR", temp)
     monkeypatch.setattr(ray_backend, "JudgeActor", RecordingJudgeActor)
     monkeypatch.setattr(ray_backend, "PING_TIMEOUT_S", PING_TIMEOUT_S)
-    monkeypatch.setattr(Evaluator, "check_static", _driver_must_not_check)
+    for name in PARENT_STEPS:
+        monkeypatch.setattr(Evaluator, name, _driver_must_not_check)
     nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     workers = [nodes.add_node(num_cpus=1) for _ in range(2)]
     try:
@@ -137,7 +146,9 @@ def _spread_batch(judge: RayEvaluator, workers: list) -> None:
     judged = [h for r in after for h in r["finished"]]
     assert sorted(judged) == sorted({v.source_hash for v in verdicts}), "each distinct candidate judged once"
     assert all(r["finished"] for r in after), f"both nodes judge: {[len(r['finished']) for r in after]}"
-    assert [r["static_runs"] for r in after] == [len(r["finished"]) for r in after]
+    for r in after:  # the torch-only candidate is decided by the static filter, with no reply
+        reached_a_worker = [h for h in r["finished"] if h != source_hash(TORCH_ONLY)]
+        assert r["runs"] == {"check_static": len(r["finished"]), "_read_reply": len(reached_a_worker)}, r
     assert judge.store.count() == len(judged)
 
 
