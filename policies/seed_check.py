@@ -7,8 +7,9 @@ check runs the seed's ``ModelNew`` with the unit function bound to the unit's pl
 reference (no kernel runs, so it takes milliseconds on any machine) at the task's first CPU shape,
 on the reference model and inputs the judge builds for a trial (``references.build``), and compares
 it with the task's float64 reference under the judge's own tolerance (``checks.first_failure``),
-all through the judge's public functions. Only trusted sources execute here: the task's expert
-``__init__`` and the unit's reference; candidates never do.
+all through the judge's public functions. Only trusted sources execute here: the ``__init__`` of the
+task's expert (or, for a task without one, of its reference ``Model``) and the unit's reference;
+candidates never do.
 """
 
 from __future__ import annotations
