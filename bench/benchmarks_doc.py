@@ -116,9 +116,9 @@ AREAS: tuple[Area, ...] = (
           "honest-corpus-h100-recheck-2026-12-05.json"),
          "python -m bench.honest_corpus --corpus tests/candidates/honest --kernelbench-problems "
          "tests/kernelbench/problems --device DEVICE [--correctness-only --workers 4] --out FILE"),
-    Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json",),
-         "every expert and the envelope hacks on CUDA, seed 0, no baselines (EvalConfig(seed=0, baselines=(), "
-         "vendor_baselines=False)), eight in flight"),
+    Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json", "envelope-cpu-2026-12-05.json"),
+         "python -m bench.envelope --device DEVICE --seeds S --out FILE (no baselines timed; the H100 file holds the "
+         "full phase alone at seed 0, eight in flight)"),
     Area("structure-calibration", envelope.structure_calibration, ("structure-calibration-h100-2026-12-05.json",),
          "python -m bench.structure_calibration --device cuda --seeds 2"),
     Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),

@@ -29,17 +29,39 @@ def honest_corpus(files: list[Loaded]) -> list[str]:
 
 
 def envelope(files: list[Loaded]) -> list[str]:
-    """Per kind (expert, hack) and stage: verdicts, hidden-shape and layout trials per verdict."""
-    rows = []
+    """Per run, kind (expert, hack) and stage in the full phase: verdicts, trials, hidden-shape and
+    layout trials per verdict, the carried run's mean length; then each run's false negatives,
+    hacks judged correct and the envelope's added replay trial seconds."""
+    rows, notes = [], []
     for f in files:
-        counts: Counter = Counter((r["kind"], r["stage"]) for r in f.data["rows"])
+        device = f.data.get("gpu") or f.data.get("device") or f.data.get("versions", {}).get("gpu", "?")
+        seeds = sorted({r["seed"] for r in f.data["rows"]})
+        run = f"{f.path.rsplit('/', 1)[-1]} ({device}, seeds {', '.join(map(str, seeds))})"
+        full = [r for r in f.data["rows"] if r.get("phase", "full") == "full"]
+        counts: Counter = Counter((r["kind"], r["stage"]) for r in full)
         for (kind, stage), n in sorted(counts.items()):
-            sel = [r for r in f.data["rows"] if r["kind"] == kind and r["stage"] == stage]
+            sel = [r for r in full if r["kind"] == kind and r["stage"] == stage]
             layouts = sorted({x for r in sel for x in r["layouts"]})
-            rows.append([kind, stage, str(n), fmt(sum(r["trials"] for r in sel) / n, ".1f"),
+            tasks = len({r["task"] for r in sel})
+            which = ", ".join(sorted({r["name"] for r in sel})) if kind == "hack" else f"{tasks} tasks"
+            rows.append([run, kind, stage, str(n), fmt(sum(r["trials"] for r in sel) / n, ".1f"),
                          fmt(sum(r["hidden"] for r in sel) / n, ".1f"), ", ".join(layouts),
-                         ", ".join(sorted({r["name"] for r in sel})) if kind == "hack" else f"{len(sel)} tasks"])
-    return md_table(["kind", "stage", "verdicts", "trials", "hidden shapes", "layouts", "which"], rows)
+                         fmt(sum(r.get("carried", 0) for r in sel) / n, ".1f"), which])
+        s = f.data.get("summary")
+        if s:
+            cost = s.get("added_replay_trials_s")
+            ratio = s.get("full_over_public")
+            added = (f"added replay trial seconds per expert verdict median {cost['median']:.2f} "
+                     f"(range {cost['min']:.2f}-{cost['max']:.2f}, {cost['n']} pairs), full over public trial "
+                     f"time median {ratio['median']:.2f}x" if cost and ratio else "no cost pairs")
+            missed = ", ".join(f"{n} (seed {sd})" for n, sd in s["hacks_missed"]) or "none"
+            notes.append(f"- {run}: {len(s['false_negatives'])} false negatives of {s['experts']} expert verdicts; "
+                         f"hacks judged correct: {missed}; {added}.")
+        elif f.data.get("complete") is False:
+            notes.append(f"- {run}: stopped early, {len(f.data['rows'])} of {f.data.get('planned', '?')} judged.")
+    out = md_table(["run", "kind", "stage", "verdicts", "trials", "hidden shapes", "layouts", "carried calls",
+                    "which"], rows)
+    return out + ([""] + notes if notes else [])
 
 
 def edits_worst_case(files: list[Loaded]) -> list[str]:
