@@ -324,7 +324,7 @@ def suite(files: list[Loaded]) -> list[str]:
 
     missing = [s.id for s in list_tasks() if s.id not in merged["tasks"]]
     if missing:
-        lines += ["", "Tasks without a row here: "
+        lines += ["", "Tasks without a row here, not yet measured on a GPU by `bench.tasks`: "
                   + ", ".join(f"`{t}`" for t in missing) + "."]
     return lines
 

@@ -13,6 +13,7 @@ Outputs: ``(dx, dweight, dbias)``, bfloat16 ``[M, N]``, ``[N]``, ``[N]``, autogr
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from hawkeye_env.tasks.shared.backward_common import gradients, upcast
@@ -35,6 +36,13 @@ class Model(nn.Module):
 
     def forward(self, x: torch.Tensor, grad_out: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return gradients(self._forward, (x,), (self.weight, self.bias), grad_out)
+
+
+def torch_layer_norm(model: Model, x: torch.Tensor, grad_out: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """PyTorch's own LayerNorm kernels, forward and backward: autograd of ``F.layer_norm``, the path
+    an ``nn.LayerNorm`` of a PyTorch model takes."""
+    w, b = model.weight, model.bias
+    return gradients(lambda t: F.layer_norm(t, (t.shape[-1],), w, b, model.eps), (x,), (w, b), grad_out)
 
 
 def get_inputs(M: int = 16384, N: int = 4096):
@@ -72,6 +80,7 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, **_: 6.0 * M * N + 8.0 * N,
     tags=("row_reduction", "persistent_kernel"),
     solution="hawkeye_env.tasks.layernorm_bwd_bf16.solution",
+    vendor_baselines={"torch_layer_norm": "hawkeye_env.tasks.layernorm_bwd_bf16.task:torch_layer_norm"},
     # As rmsnorm_bwd_bf16: the forward's bar (90% of the copy bandwidth) and torch.compile.
     targets={"copy_bandwidth": 0.9, "compile": 1.0},
     layouts=("offset", "sliced"),

@@ -12,6 +12,7 @@ bfloat16 ``[M, N]`` and ``[N]``, autograd of the forward (``shared.backward_comm
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from hawkeye_env.tasks.shared.backward_common import gradients, upcast
@@ -31,6 +32,13 @@ class Model(nn.Module):
 
     def forward(self, x: torch.Tensor, grad_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return gradients(self._forward, (x,), (self.weight,), grad_out)
+
+
+def torch_rms_norm(model: Model, x: torch.Tensor, grad_out: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """PyTorch's own RMSNorm, forward and backward: autograd of ``F.rms_norm``, the path an
+    ``nn.RMSNorm`` of a PyTorch model takes."""
+    w = model.weight
+    return gradients(lambda t: F.rms_norm(t, (t.shape[-1],), w, model.eps), (x,), (w,), grad_out)
 
 
 def get_inputs(M: int = 16384, N: int = 4096):
@@ -65,6 +73,7 @@ SPEC = TaskSpec(
     bytes_moved=lambda M, N, **_: 6.0 * M * N + 4.0 * N,
     tags=("row_reduction", "persistent_kernel"),
     solution="hawkeye_env.tasks.rmsnorm_bwd_bf16.solution",
+    vendor_baselines={"torch_rms_norm": "hawkeye_env.tasks.rmsnorm_bwd_bf16.task:torch_rms_norm"},
     # Memory bound, as the forward: the bar is the forward's, 90% of the device-to-device copy
     # bandwidth, and torch.compile's fused backward.
     targets={"copy_bandwidth": 0.9, "compile": 1.0},
