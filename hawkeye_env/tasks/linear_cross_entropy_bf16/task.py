@@ -44,7 +44,8 @@ class Model(nn.Module):
 
     def __init__(self, hidden_size: int, vocab_size: int):
         super().__init__()
-        self.weight = nn.Parameter(torch.randn(vocab_size, hidden_size, dtype=torch.bfloat16) * hidden_size**-0.5)
+        self.weight = nn.Parameter(torch.empty(vocab_size, hidden_size, dtype=torch.bfloat16))
+        nn.init.normal_(self.weight, std=hidden_size**-0.5)  # in place: no float32 copy of [V, H]
 
     def hawkeye_prepare_trial(self, distribution: str, generator: torch.Generator, draw_like) -> None:
         """The judge's redraw of the parameters: ``distribution`` scaled by ``H ** -0.5``."""
