@@ -31,12 +31,15 @@ from torch import nn
 
 LOG2E = 1.4426950408889634
 # (keys per _dkdv_kernel program, queries per step; queries per _dq_kernel program, keys per step).
-# On the GPU, Triton's fused-attention tutorial's backward tiles, with 8 warps at D = 128 so the two
-# float32 [128, 128] accumulators of _dkdv_kernel take 128 registers a thread, not 256. Under the
-# CPU interpreter the loop steps cost more than the tile sizes: 64-row steps ran the CPU shapes in
-# 0.85 s and 1.9 s instead of 1.4 s and 3.5 s (interpreter, 2026-12-05).
-GPU_TILES = (128, 32, 128, 32)
+# On the GPU the largest tiles that compile for sm_90 at D = 128 without register spills (Triton's
+# sm_90 cross-compile, cuobjdump's resource usage; units.lib.triton_compile, 2026-12-05): dk/dv with
+# 64 x 32 tiles and 8 warps took 184 registers a thread, dq with 64 x 32 tiles and 4 warps 219, where
+# the 128 x 32 tiles of Triton's fused-attention tutorial spilled 208 and 16 bytes a thread at 8
+# warps, 568-664 at 4 (no tile is timed on a GPU yet). Under the CPU interpreter each loop step
+# costs more than its tile's size, so the CPU tiles take larger steps.
+GPU_TILES = (64, 32, 64, 32)
 CPU_TILES = (128, 64, 128, 64)
+DQ_WARPS, DKDV_WARPS = 4, 8  # at D = 128 (above); 4 each below
 
 
 @triton.jit
@@ -133,11 +136,11 @@ class ModelNew(nn.Module):
         common = (h, s, d, sm_scale * LOG2E, sm_scale, *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(),
                   *lse.stride())
         kv_n, kv_m, q_m, q_n = GPU_TILES if q.is_cuda else CPU_TILES
-        warps = 8 if block_d >= 128 else 4
+        wide = block_d >= 128
         _dq_kernel[(triton.cdiv(s, q_m), b * h)](
             q, k, v, grad_out, lse, delta, dq, *common,
-            BLOCK_M=q_m, BLOCK_N=q_n, BLOCK_D=block_d, num_warps=warps, num_stages=3)
+            BLOCK_M=q_m, BLOCK_N=q_n, BLOCK_D=block_d, num_warps=DQ_WARPS if wide else 4, num_stages=3)
         _dkdv_kernel[(triton.cdiv(s, kv_n), b * h)](
             q, k, v, grad_out, lse, delta, dk, dv, *common,
-            BLOCK_M=kv_m, BLOCK_N=kv_n, BLOCK_D=block_d, num_warps=warps, num_stages=3)
+            BLOCK_M=kv_m, BLOCK_N=kv_n, BLOCK_D=block_d, num_warps=DKDV_WARPS if wide else 4, num_stages=3)
         return dq, dk, dv
