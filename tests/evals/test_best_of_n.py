@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 
@@ -35,7 +36,11 @@ def test_search_eval_writes_every_output_and_reruns_from_the_store(tmp_path, sto
     for name in ("results.json", "candidates.jsonl", "report.md", "best_of_k.png", "distributions.png"):
         assert (out / name).stat().st_size > 0, name
     [wandb_run] = (out / "wandb").glob("offline-run-*/run-*.wandb")
-    assert all(key in wandb_run.read_bytes() for key in (b"policy_config", b"git_commit", b"reward_version"))
+    keys = (b"policy_config", b"git_commit", b"reward_version")
+    deadline = time.monotonic() + 30  # W&B's writer process may still be flushing on a loaded host
+    while not all(key in wandb_run.read_bytes() for key in keys) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert all(key in wandb_run.read_bytes() for key in keys)
     assert results["wandb"]["sync"].startswith("wandb sync ")
     rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
     assert [(r["task"], r["sample"], r["turn"]) for r in rows] == [("vector_add_fp32", j, 0) for j in range(3)]
