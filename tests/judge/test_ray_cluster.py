@@ -13,8 +13,8 @@ What it shows, with a scripted honest, wrong and torch-only candidate of ``vecto
   fail, so a check run in the driver would fail here;
 * a node killed mid-batch (its raylet and processes gone) loses no verdict it had already
   finished, and its unfinished candidate is judged again on the other node; later batches leave
-  the dead node's actor out; when the last node dies too, every candidate still unjudged is a ``judge_error`` (the judge failed, not the
-  candidate), absent from the store, so it is judged again next time.
+  the dead node's actor out; when the last node dies too, every candidate still unjudged is a
+  ``judge_error`` (the judge failed, not the candidate), absent from the store, so it is judged again next time.
 
 One test, not several: the cluster and the actors' first verdicts (each actor's processes import
 torch cold) are most of its time, and pytest-xdist may send the tests of one module to different

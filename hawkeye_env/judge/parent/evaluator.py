@@ -186,7 +186,8 @@ class Evaluator:
         first (CUDA). One verdict at a time has them measured, in a baseline-only worker with no
         candidate code, on ``lane`` under its timing lock; the others wait, then read them from the
         store. What that worker could not measure stays missing: the verdict has no speedup against
-        it (a candidate's worker never times a baseline). Returns ``(entries, seconds waited for another measurement)``, the wait
+        it (a candidate's worker never times a baseline). Returns ``(entries, seconds waited for
+        another measurement)``, the wait
         None when nothing was missing."""
         shape = dict(spec.gpu_shapes[0])
         names = self.baseline_names(spec)

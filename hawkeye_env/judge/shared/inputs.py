@@ -128,8 +128,9 @@ def _task_inputs(module, shape: dict, device: str = "cpu") -> list:
     """``get_inputs(**shape)`` built on the meta device (no memory) unless it returns integer
     tensors, whose values must be real: then it runs with ``device`` as the default device, so the
     floating tensors it also draws (discarded) cost a GPU kernel rather than a CPU loop (seconds per
-    trial on the host for ``cross_entropy_fp32``'s [4096, 128256] logits). Integer values depend on ``device``'s generator, drawn identically by every
-    process that builds the trial on that device type (worker, parent, baselines)."""
+    trial on the host for ``cross_entropy_fp32``'s [4096, 128256] logits). Integer values depend on
+    ``device``'s generator, drawn identically by every process that builds the trial on that device
+    type (worker, parent, baselines)."""
     probe = probe_inputs(module, shape)
     if all(not isinstance(x, torch.Tensor) or x.is_floating_point() for x in probe):
         return probe

@@ -2,9 +2,10 @@
 calls with state carried, of a length drawn from the verdict's seed, before its checked call on fresh
 inputs, then reruns its first inputs with every constant an earlier call changed poisoned
 (``PlanRunner.poison_changed``), so a count of calls kept in device memory reads as an arbitrary
-number and a kernel armed to go wrong after some calls goes wrong in the judge; a counter a call puts back (split-K arrival counts) and a workspace written
-before it is read are unaffected. Stand-in kernels play the device code (``fakes.py``). The
-parent's message names the poisoned state when a trial's rerun drifted from its first call."""
+number and a kernel armed to go wrong after some calls goes wrong in the judge; a counter a call
+puts back (split-K arrival counts) and a workspace written before it is read are unaffected.
+Stand-in kernels play the device code (``fakes.py``). The parent's message names the poisoned state
+when a trial's rerun drifted from its first call."""
 
 from __future__ import annotations
 

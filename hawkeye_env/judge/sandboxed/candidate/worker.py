@@ -28,7 +28,14 @@ from hawkeye_env.judge.sandboxed.candidate.plan_recorder import NotReplayable, P
 from hawkeye_env.judge.sandboxed.common.back_to_back import time_back_to_back
 from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure_fields
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
-from hawkeye_env.judge.shared.inputs import NATIVE, carried_seed, derived_seed, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import (
+    NATIVE,
+    carried_seed,
+    derived_seed,
+    fresh_seed,
+    make_inputs,
+    randomize_parameters,
+)
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import Job, Reply
 from hawkeye_env.tasks.registry import get_task, register_tasks_from, task_module, user_task_dirs

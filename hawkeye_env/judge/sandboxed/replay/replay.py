@@ -43,7 +43,14 @@ from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, serve_jobs
 from hawkeye_env.judge.sandboxed.replay.replay_kernels import Descriptor, folder_for, loader
 from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError
-from hawkeye_env.judge.shared.inputs import NATIVE, carried_seed, derived_seed, fresh_seed, make_inputs, randomize_parameters
+from hawkeye_env.judge.shared.inputs import (
+    NATIVE,
+    carried_seed,
+    derived_seed,
+    fresh_seed,
+    make_inputs,
+    randomize_parameters,
+)
 from hawkeye_env.judge.shared.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import ReplayJob, Reply
