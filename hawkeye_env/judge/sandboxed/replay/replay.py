@@ -43,14 +43,8 @@ from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, serve_jobs
 from hawkeye_env.judge.sandboxed.replay.replay_kernels import Descriptor, folder_for, loader
 from hawkeye_env.judge.sandboxed.replay.source_rebuild import RebuildError
-from hawkeye_env.judge.shared.inputs import (
-    NATIVE,
-    carried_seed,
-    derived_seed,
-    fresh_seed,
-    make_inputs,
-    randomize_parameters,
-)
+from hawkeye_env.judge.shared import inputs as trial_inputs
+from hawkeye_env.judge.shared.inputs import NATIVE, derived_seed, fresh_seed, make_inputs, randomize_parameters
 from hawkeye_env.judge.shared.launch_plan import DTYPES, LAYOUTS, MEMORY_FORMATS, from_job
 from hawkeye_env.judge.shared.verdict import MAX_VIOLATIONS
 from hawkeye_env.judge.shared.wire import ReplayJob, Reply
@@ -313,7 +307,8 @@ class _Replay:
         if t.get("rerun"):
             layout, device = t.get("layout"), self.device.type
             for i in range(int(t.get("carried", 0))):  # state carried, outputs unchecked
-                self.call(runner, make_inputs(self.task, shape, dist, carried_seed(seed, i), device, layout))
+                carried = trial_inputs.carried_seed(seed, i)
+                self.call(runner, make_inputs(self.task, shape, dist, carried, device, layout))
             fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), device, layout)
             row["fresh"] = {"outputs": _host(self.call(runner, fresh))}
             row["rerun"] = _host(self.call(runner, inputs, first=False))
