@@ -170,6 +170,12 @@ def fresh_seed(seed: int) -> int:
     return derived_seed(seed, "fresh")
 
 
+# Seconds a repeat trial's carried run of calls may take before the checked call comes: a slow but
+# honest kernel at a GPU shape (a second a call) is not pushed past the worker's time limit by a
+# long drawn run; a kernel that is slow on purpose to shorten the run gives up its speedup.
+CARRIED_BUDGET_S = 20.0
+
+
 def carried_seed(seed: int, i: int) -> int:
     """The seed of a repeat trial's ``i``-th unchecked call between its first call and its call on
     new inputs (trial seed ``seed``), the same in the worker and the replay."""

@@ -185,3 +185,17 @@ def test_the_carried_run_is_drawn_from_the_seed_log_uniform_below_its_span():
             assert abs(share - (1 - math.log(m - 1) / math.log(span))) < 0.03, (device, m, share)
     trials = plan_trials(spec, "cpu", 7)
     assert trials[-1]["carried"] == carried_calls("cpu", 7) and all("carried" not in t for t in trials[:-1])
+
+
+def test_the_carried_run_stops_at_its_time_budget(monkeypatch, tmp_path):
+    """Past ``CARRIED_BUDGET_S`` the run makes no more calls and the checked call comes: with the
+    budget spent at once, a run of two drawn calls leaves the window kernel's count at 1."""
+    from hawkeye_env.judge.shared import inputs
+
+    shape = dict(get_task(TASK).cpu_shapes[0])
+    trial = {"shape": shape, "distribution": "normal", "seed": 11, "order": "candidate_first", "layout": None,
+             "rerun": True, "carried": 2}
+    fa, fb = make_inputs(task_module(get_task(TASK)), shape, "normal", fresh_seed(11), "cpu")
+    monkeypatch.setattr(inputs, "CARRIED_BUDGET_S", -1.0)
+    row = _replayed(monkeypatch, tmp_path, windowed, trial)["trials"][0]
+    assert torch.equal(row["fresh"]["outputs"][0], fa + fb)

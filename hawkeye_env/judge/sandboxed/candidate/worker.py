@@ -29,6 +29,7 @@ from hawkeye_env.judge.sandboxed.common.back_to_back import time_back_to_back
 from hawkeye_env.judge.sandboxed.common.interpreter.not_checkable import failure_fields
 from hawkeye_env.judge.sandboxed.common.serve_loop import deterministic, enter_lane, lane_request, send, serve_jobs  # noqa: F401 - re-exported
 from hawkeye_env.judge.shared.inputs import (
+    CARRIED_BUDGET_S,
     NATIVE,
     carried_seed,
     derived_seed,
@@ -244,7 +245,10 @@ class _Run:
             "expected_dtypes": [str(d).removeprefix("torch.") for d in expected],
         }
         if t.get("rerun"):
+            started = time.monotonic()
             for i in range(int(t.get("carried", 0))):  # outputs unchecked
+                if time.monotonic() - started > CARRIED_BUDGET_S:
+                    break
                 self.call_candidate(new, make_inputs(self.task, shape, dist, carried_seed(seed, i), self.device,
                                                      t.get("layout")))
             fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), self.device, t.get("layout"))

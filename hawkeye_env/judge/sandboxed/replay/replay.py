@@ -306,7 +306,10 @@ class _Replay:
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
             layout, device = t.get("layout"), self.device.type
-            for i in range(int(t.get("carried", 0))):  # state carried, outputs unchecked
+            started, budget = time.monotonic(), trial_inputs.CARRIED_BUDGET_S
+            for i in range(int(t.get("carried", 0))):  # state carried, outputs unchecked, within budget
+                if time.monotonic() - started > budget:
+                    break
                 carried = trial_inputs.carried_seed(seed, i)
                 self.call(runner, make_inputs(self.task, shape, dist, carried, device, layout))
             fresh = make_inputs(self.task, shape, dist, fresh_seed(seed), device, layout)
