@@ -23,9 +23,10 @@ Design:
   the store, dispatches, retries and stores. It takes the actors' verdicts as they are: every node
   of the cluster is part of the judge.
 * ``max_restarts=1``, ``max_task_retries=0``: Ray restarts a dead actor once and never re-runs a
-  candidate by itself. An actor that answers no ping before a retry is given up on: later batches
-  send it nothing unless it answers within ``RECHECK_S`` at their start (restarted on a new node).
-  The driver retries a candidate once when its actor died or raised, or its
+  candidate by itself. An actor that died under a candidate is pinged at once (whichever actor
+  the candidate's retry goes to), and one that answers no ping then or before a retry is given up
+  on: later batches send it nothing unless it answers within ``RECHECK_S`` at their start
+  (restarted on a new node). The driver retries a candidate once when its actor died or raised, or its
   worker died without a verdict (``pool.failed_without_verdict``). A worker's second failure is
   the candidate's verdict, with the reason; an actor's second death or exception, or no live
   actor to send it to, is a ``judge_error`` (the judge failed, not the candidate), never stored,
@@ -60,6 +61,7 @@ PING_RETRY_S = 0.5  # between pings of a restarting actor
 # idle live actor answers at once, and one still restarting is asked again at the next batch. Each
 # batch waiting PING_TIMEOUT_S on it instead would stall every batch after a node is lost for good.
 RECHECK_S = 1.0
+ACTOR_DIED = "judge actor died"
 
 
 def import_ray():
@@ -207,6 +209,8 @@ class RayEvaluator:
             key, attempt, a = in_flight.pop(ref)
             load[a] -= 1
             verdict, reason = self._collect(ref)
+            if reason.startswith(ACTOR_DIED) and a not in given_up and not self._answers(actors[a]):
+                given_up.add(a)
             if verdict is None or failed_without_verdict(verdict):
                 if attempt == 0:
                     queue.append((key, 1))
@@ -272,7 +276,7 @@ class RayEvaluator:
         try:
             return Verdict.from_dict(self.ray.get(ref)), ""
         except errors.RayActorError as exc:
-            return None, f"judge actor died ({_first_line(exc)})"
+            return None, f"{ACTOR_DIED} ({_first_line(exc)})"
         except errors.RayTaskError as exc:
             return None, f"judge actor raised ({_first_line(getattr(exc, 'cause', None) or exc)})"
 
