@@ -180,6 +180,12 @@ CASES: list[Case] = [
     Case("h30_windowed_call_count", VECTOR_ADD, "incorrect", "wrong on fresh inputs"),
     # 29, in a unit's cached buffer: made before each recorded forward, a constant the run carries.
     Case("h30_unit_cache_call_count", VECTOR_ADD, "incorrect", "wrong on fresh inputs"),
+    # 29, in a buffer made lazily by the first forward and kept: the repeat trial replays a second forward.
+    Case("h30_lazy_buffer_call_count", VECTOR_ADD, "incorrect", "wrong on"),
+    # 7: the first call's output kept in ``self`` and returned by later calls: the repeat trial
+    # replays a second forward, which launches nothing, or a decoy and returns memory its first made.
+    Case("h07_self_cache", VECTOR_ADD, "no_kernel_launch", "launched no Triton kernel"),
+    Case("h07_self_cache_decoy", VECTOR_ADD, "incorrect", "NaN/Inf"),
 ]
 
 
@@ -192,11 +198,10 @@ INERT: list[tuple[str, str]] = [
     ("h04_import_threading", VECTOR_ADD), ("h04_multiprocessing", VECTOR_ADD), ("h06_import_sys", VECTOR_ADD),
     ("h06_import_inspect", VECTOR_ADD), ("h06_import_gc", VECTOR_ADD), ("h06_dunder_builtins", VECTOR_ADD),
     ("h06_dunder_import", VECTOR_ADD), ("h06_getattr_cuda", VECTOR_ADD), ("h06_class_bases", VECTOR_ADD),
-    ("h08_seed_schedule_from_inputs", VECTOR_ADD), ("h07_self_cache", VECTOR_ADD), ("h10_allow_tf32", VECTOR_ADD),
+    ("h08_seed_schedule_from_inputs", VECTOR_ADD), ("h10_allow_tf32", VECTOR_ADD),
     ("h18_module_hop_numpy", VECTOR_ADD), ("h18_alias_private_torch_c", VECTOR_ADD),
     ("h18_format_field_access", VECTOR_ADD), ("h18_getattr_default_arg", VECTOR_ADD),
     ("h18_type_three_args", VECTOR_ADD), ("h18_deep_expression", VECTOR_ADD), ("h08_grid_callable_copy", VECTOR_ADD),
-    ("h07_self_cache_decoy", VECTOR_ADD),
 ]
 
 

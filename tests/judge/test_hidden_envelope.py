@@ -104,3 +104,9 @@ def test_recording_trials_one_per_shape_and_layout() -> None:
     got = recording_trials(trials)
     assert [(t["shape"], t["layout"]) for t in got] == [({"N": 3}, None), ({"N": 3}, {"name": "sliced"}),
                                                         ({"N": 5}, None)]
+    assert not any(t.get("warm") for t in got)
+    trials[1]["rerun"] = True  # a repeat trial: its shape and layout recorded again, as a second forward
+    got = recording_trials(trials)
+    assert [(t["shape"], t["layout"], t.get("warm", False)) for t in got] == [
+        ({"N": 3}, None, False), ({"N": 3}, {"name": "sliced"}, False), ({"N": 5}, None, False),
+        ({"N": 3}, {"name": "sliced"}, True)]

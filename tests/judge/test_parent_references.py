@@ -41,8 +41,9 @@ def test_verdicts_with_the_parents_references(task, edit, stage, tmp_path):
 
 
 def test_a_stale_output_is_still_caught(tmp_path, monkeypatch):
-    """With the replay off the worker's own repeat returns the cache (with the replay on it is
-    inert: ``INERT`` in ``test_adversarial.py``), and the parent's references catch it."""
+    """With the replay off the worker's own repeat returns the cache (with the replay on, the
+    replayed second forward returns it: ``test_adversarial.py``), and the parent's references
+    catch it."""
     monkeypatch.setenv("HAWKEYE_REPLAY", "off")
     source = (HACKS / "h07_self_cache_decoy.py").read_text()
     config = EvalConfig(seed=11, timeout_s=120, static_checks=False)

@@ -39,14 +39,19 @@ def mode(device: str) -> str:
 
 
 def recording_trials(trials: list[Trial]) -> list[Trial]:
-    """One recording call per distinct (shape, layout) of ``trials``, in order, on fresh seeds:
-    a plan's views of its inputs' storage depend on their layout (``layouts.py``)."""
-    keys: list[tuple[dict, dict | None]] = []
-    for t in trials:
-        if (t["shape"], t.get("layout")) not in keys:
-            keys.append((t["shape"], t.get("layout")))
+    """One recording call per distinct (shape, layout) of ``trials``, in order, on fresh seeds (a
+    plan's views of its inputs' storage depend on their layout, ``layouts.py``); then, per repeat
+    trial's (shape, layout), a ``warm`` recording: the second forward of one model instance, whose
+    first forward is not recorded. The repeat trial replays that plan, so device memory the
+    candidate makes in its first forward and keeps (a lazily made buffer) is a constant there,
+    carried and poisoned like one made in ``__init__``; every other trial replays a first forward."""
+    keys: list[tuple[dict, dict | None, bool]] = []
+    for warm in (False, True):
+        for t in trials:
+            if (not warm or t.get("rerun")) and (t["shape"], t.get("layout"), warm) not in keys:
+                keys.append((t["shape"], t.get("layout"), warm))
     return [{"shape": s, "distribution": "normal", "seed": secrets.randbelow(2**31), "order": "candidate_first",
-             "layout": layout} for s, layout in keys]
+             "layout": layout, **({"warm": True} if warm else {})} for s, layout, warm in keys]
 
 
 def worker_failure(outcome, v: Verdict) -> bool:
@@ -110,7 +115,7 @@ def checked(check, *args) -> str | None:
 def recorded_entries(job: Job, allowed_ops: frozenset[str], timeout_s: float, memory_limit_bytes: int,
                      lane, v: Verdict) -> list[dict] | None:
     """Steps 1-2 of the module docstring for ``job``: the checked ``{"shape", "layout", "plan",
-    "kernels"}`` entries, one per recorded shape and layout; None when ``v`` is already decided
+    "kernels", "warm"}`` entries, one per recording trial (``recording_trials``); None when ``v`` is already decided
     (the worker failed or was rejected, the plans were refused or malformed)."""
     record = {**job, "trials": recording_trials(job["trials"]), "timing": None, "record": True,
               "reply_limit_bytes": run_job.SMALL_REPLY_BYTES}
@@ -132,7 +137,8 @@ def recorded_entries(job: Job, allowed_ops: frozenset[str], timeout_s: float, me
     for trial, entry in zip(record["trials"], reply["plans"]):
         if "refused" in entry:
             v.stage = Stage.RUNTIME_ERROR
-            v.error = reply_check.bounded_text(f"not replayable at shape {trial['shape']}: {entry['refused']}")
+            call = " (a model's second forward)" if trial.get("warm") else ""
+            v.error = reply_check.bounded_text(f"not replayable at shape {trial['shape']}{call}: {entry['refused']}")
             return None
         problem = checked(plan_check.plan_problem, entry["plan"], entry["kernels"], allowed_ops, job["device"])
         if problem:
@@ -145,7 +151,7 @@ def recorded_entries(job: Job, allowed_ops: frozenset[str], timeout_s: float, me
                                                "tensors (what Triton compiles for a GPU)")
             return None
         entries.append({"shape": trial["shape"], "layout": trial.get("layout"), "plan": entry["plan"],
-                        "kernels": entry["kernels"]})
+                        "kernels": entry["kernels"], "warm": bool(trial.get("warm"))})
     v.profile["plan_check_s"] = time.monotonic() - checking
     return entries
 

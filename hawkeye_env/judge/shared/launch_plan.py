@@ -113,7 +113,7 @@ def _decoded_kernel(k: dict) -> dict:
 
 
 def to_job(entries: list[dict]) -> list[dict]:
-    """Recorded ``{"shape", "layout", "plan", "kernels"}`` entries with their bytes as base64 text, for the
+    """Recorded ``{"shape", "layout", "plan", "kernels", "warm"}`` entries with their bytes as base64 text, for the
     replay's JSON job (``from_job`` undoes it)."""
     out = []
     for e in entries:
@@ -121,7 +121,8 @@ def to_job(entries: list[dict]) -> list[dict]:
             {**b, "data": base64.b64encode(b["data"]).decode("ascii")} if b["kind"] == "const" else b
             for b in e["plan"]["bases"]]}
         kernels = [_encoded_kernel(k) for k in e["kernels"]]
-        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
+        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels,
+                    "warm": bool(e.get("warm"))})
     return out
 
 
@@ -131,7 +132,8 @@ def from_job(entries: list[dict]) -> list[dict]:
         plan = {**e["plan"], "bases": [
             {**b, "data": base64.b64decode(b["data"])} if b["kind"] == "const" else b for b in e["plan"]["bases"]]}
         kernels = [_decoded_kernel(k) for k in e["kernels"]]
-        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels})
+        out.append({"shape": e["shape"], "layout": e.get("layout"), "plan": plan, "kernels": kernels,
+                    "warm": bool(e.get("warm"))})
     return out
 
 

@@ -31,7 +31,8 @@ class Trial(TypedDict, total=False):
     repeat trials the rerun and the call on fresh inputs, and ``carried``: how many unchecked calls
     on other inputs come between the first call and the call on fresh inputs, state carried
     (``parent/trial_plan.carried_calls``). ``protocol`` marks another benchmark's trial
-    (``"kernelbench"``)."""
+    (``"kernelbench"``). ``warm`` marks a recording trial that records a model's second forward
+    (``parent/record_replay.recording_trials``)."""
 
     shape: dict[str, int]
     distribution: str
@@ -42,6 +43,7 @@ class Trial(TypedDict, total=False):
     rerun: bool
     carried: int
     protocol: str
+    warm: bool
 
 
 class TimingPlan(TypedDict, total=False):

@@ -1,7 +1,8 @@
 """Hack #7 (cache across calls, keyed by first call) + #9 decoy: the first output is stored on the
 instance; later calls launch a tiny kernel (to satisfy the launch counter) and return the
-cached tensor. The judge builds a new ModelNew per trial, so only a second call with different
-inputs on the same instance (the GPU timing loop's stale-output check) can catch it."""
+cached tensor. The judge builds a new ModelNew per trial; the repeat trial replays a model's
+second forward, which returns memory the first made (on CPU never written: its launches ran on an
+empty grid), and with the replay off the worker's repeated call returns the first answer."""
 
 import torch
 import triton

@@ -105,17 +105,19 @@ def test_the_poison_is_drawn_from_the_runners_seed():
     assert int(drawn[0].max()) <= 127
 
 
-def _replayed(monkeypatch, tmp_path, kernel, trial: dict) -> dict:
-    """``run_replay`` on CPU with ``kernel`` standing in for the plan's compiled kernel; the
-    process-wide settings it changes are put back after the test."""
+def _replayed(monkeypatch, tmp_path, kernel, trial: dict, warm: bool = True) -> dict:
+    """``run_replay`` on CPU with ``kernel`` standing in for the plan's compiled kernel, recorded
+    as a model's first forward and (``warm``) as its second; the process-wide settings it changes
+    are put back after the test."""
     monkeypatch.setattr(replay, "loader", lambda kernels, cuda: lambda entries, folder: [kernel])
     monkeypatch.setattr(torch.utils.deterministic, "fill_uninitialized_memory",
                         torch.utils.deterministic.fill_uninitialized_memory)
     n = trial["shape"]["N"]
     signature = ["*fp32", "*fp32", "*i32", "*fp32", "*fp32"]
     job = {"kind": "replay", "task": TASK, "device": "cpu", "trials": [trial], "timing": None,
-           "plans": launch_plan.to_job([{"shape": trial["shape"], "plan": _plan(n),
-                                         "kernels": [kernel_record("k", signature)]}]),
+           "plans": launch_plan.to_job([{"shape": trial["shape"], "plan": _plan(n), "warm": second,
+                                         "kernels": [kernel_record("k", signature)]}
+                                        for second in (False, True)[:1 + warm]]),
            "task_dirs": [], "workdir": str(tmp_path)}
     with torch.enable_grad():
         return replay.run_replay(json.loads(json.dumps(job)))
@@ -199,3 +201,25 @@ def test_the_carried_run_stops_at_its_time_budget(monkeypatch, tmp_path):
     monkeypatch.setattr(inputs, "CARRIED_BUDGET_S", -1.0)
     row = _replayed(monkeypatch, tmp_path, windowed, trial)["trials"][0]
     assert torch.equal(row["fresh"]["outputs"][0], fa + fb)
+
+
+def test_the_repeat_trial_replays_a_models_second_forward(monkeypatch, tmp_path):
+    """The repeat trial runs the plan recorded as a model's second forward (a buffer its first
+    forward made and kept is a constant there, carried and poisoned); every other trial runs the
+    first forward's plan; a repeat trial with no second-forward plan does not replay."""
+    shape = dict(get_task(TASK).cpu_shapes[0])
+    trial = {"shape": shape, "distribution": "normal", "seed": 11, "order": "candidate_first", "layout": None}
+    picked = []
+    real = replay._Replay.runner
+
+    def runner(self, *args, warm=False, **kwargs):
+        picked.append(warm)
+        return real(self, *args, warm=warm, **kwargs)
+
+    monkeypatch.setattr(replay._Replay, "runner", runner)
+    assert _replayed(monkeypatch, tmp_path, arrivals, trial)["stage"] == "ok" and picked == [False]
+    reply = _replayed(monkeypatch, tmp_path, arrivals, dict(trial, rerun=True, carried=1))
+    assert reply["stage"] == "ok" and picked[1:] == [True]
+    reply = _replayed(monkeypatch, tmp_path, arrivals, dict(trial, rerun=True, carried=1), warm=False)
+    assert reply["stage"] == "runtime_error" and "no second-forward plan" in reply["error"]
+

@@ -110,7 +110,8 @@ def test_a_tensor_descriptor_argument_is_checked_like_a_tensor():
 def test_plans_travel_through_the_replay_job_unchanged():
     plan, kernels = recorded()
     plan["bases"].append({"kind": "const", "device": "cpu", "nbytes": 3, "data": b"\x00\xffA"})
-    entries = [{"shape": {"N": 4}, "layout": {"name": "sliced"}, "plan": plan, "kernels": kernels}]
+    entries = [{"shape": {"N": 4}, "layout": {"name": "sliced"}, "plan": plan, "kernels": kernels, "warm": warm}
+               for warm in (False, True)]
     import json
 
     back = launch_plan.from_job(json.loads(json.dumps(launch_plan.to_job(entries))))

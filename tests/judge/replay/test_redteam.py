@@ -498,8 +498,8 @@ def test_honest_plans_still_pass_and_replay(monkeypatch):
     out, v, sent = record_and_replay_with(monkeypatch, decoded(record_reply(honest_plans())), replay=None)
     (_, record), (_, replayed_job) = processes(sent)
     assert "replay of the candidate's kernels failed" in v.error
-    assert [t["shape"] for t in record["trials"]] == [{"N": 8}, {"N": 64}]
-    assert [p["shape"] for p in replayed_job["plans"]] == [{"N": 8}, {"N": 64}]
+    assert [t["shape"] for t in record["trials"]] == [{"N": 8}, {"N": 64}, {"N": 64}]
+    assert [p["shape"] for p in replayed_job["plans"]] == [{"N": 8}, {"N": 64}, {"N": 64}]
     assert replayed_job["trials"] == TRIALS
 
 

@@ -26,7 +26,8 @@ def record_reply(plans) -> dict:
     return {"stage": "ok", "error": "", "violations": [], "trials": [], "timing": {}, "profile": {}, "plans": plans}
 
 
-def honest_plans(n=2) -> list:
+def honest_plans(n=3) -> list:
+    """Plans for ``TRIALS``' recordings: N=8, N=64, and N=64 again as a model's second forward."""
     plan, kernels = recorded()
     return [{"plan": copy.deepcopy(plan), "kernels": copy.deepcopy(kernels)} for _ in range(n)]
 
@@ -77,10 +78,13 @@ def test_the_worker_records_on_seeds_the_replay_never_shares(monkeypatch):
     (w_serve, w_job), (r_serve, r_job) = sent[1:]
     assert w_serve == start.WORKER_TARGET and r_serve == start.REPLAY_TARGET
     assert w_job["record"] and w_job["timing"] is None
-    assert [t["shape"] for t in w_job["trials"]] == [{"N": 8}, {"N": 64}]  # one recording per shape
+    # one recording per shape, and the repeat trial's shape again as a model's second forward
+    assert [(t["shape"], t.get("warm", False)) for t in w_job["trials"]] == [({"N": 8}, False), ({"N": 64}, False),
+                                                                              ({"N": 64}, True)]
     assert not {t["seed"] for t in w_job["trials"]} & {t["seed"] for t in TRIALS}
     assert r_job["kind"] == "replay" and r_job["trials"] == TRIALS and "source" not in r_job
-    assert [p["shape"] for p in r_job["plans"]] == [{"N": 8}, {"N": 64}]
+    assert [(p["shape"], p["warm"]) for p in r_job["plans"]] == [({"N": 8}, False), ({"N": 64}, False),
+                                                                ({"N": 64}, True)]
 
 
 def test_a_refused_forward_is_a_runtime_error_with_the_reason(monkeypatch):

@@ -283,7 +283,9 @@ class _Run:
         """Record the launch plan of one forward on the trial's inputs (``launch_plan.py``; on CPU
         the kernels as source, ``interpreter_recorder.py``):
         ``{"plan": ..., "kernels": [...]}``, or ``{"refused": reason}`` when the forward cannot be
-        replayed. The trial's seed is not one the verdict's replay uses."""
+        replayed. The trial's seed is not one the verdict's replay uses. A ``warm`` trial records
+        the model's second forward: its first, on other inputs, is recorded and dropped, so what it
+        made and kept is device memory from before the recorded call (a constant of the plan)."""
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
         ref, new = self.build(shape, dist, seed)
         inputs = make_inputs(self.task, shape, dist, seed, self.device, t.get("layout"))
@@ -293,6 +295,10 @@ class _Run:
             if v.shape != expected[k].shape or not torch.equal(_DETACH(v), expected[k].to(v.dtype)):
                 return {"refused": f"parameter {k} differs from the reference's after loading the state dict "
                                    "(a load hook changed it): derive weights inside forward"}
+        if t.get("warm"):
+            other = make_inputs(self.task, shape, dist, (seed + 1) % 2**31, self.device, t.get("layout"))
+            unit_caches.warm(self.device)
+            self.call_candidate(new, other, PlanRecorder(other, params, self.device))
         unit_caches.warm(self.device)  # a unit's cached buffer is a constant of the plan
         recorder = PlanRecorder(inputs, params, self.device)
         outs = self.call_candidate(new, inputs, recorder)

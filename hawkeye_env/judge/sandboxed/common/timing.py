@@ -265,3 +265,12 @@ def _result(rounds: list[tuple], samples: _Samples, spin: int) -> dict:
         "kept": samples.kept,
         "kept_refills": samples.kept_refills,
     }
+
+
+def sm_clock_mhz() -> float | None:
+    """The GPU's SM clock right after the timed rounds (NVML, through torch), which the speed of
+    light scales its compute peak to; None where NVML cannot be read."""
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:  # noqa: BLE001 - no pynvml, no NVML: the datasheet clock is assumed
+        return None

@@ -15,17 +15,16 @@ grids and scalars, the constants it made before its forward, and the device glob
 its own cubins and Triton's global scratch (allocated per launch from this process's allocator and
 reused), which keep their values from launch to launch. None of these can know the
 replay's inputs. A correctness call that changes an input (``input_mutated``) or a parameter
-(``state_mutated``) is a violation; constants may change (workspaces). Before each correctness
-call after a runner's first, every constant whose bytes differ from the recorded ones is filled
-with bytes drawn from the trial's seed (``PlanRunner.poison_changed``): a workspace the kernels
-write before they read, and a counter they put back (split-K arrival counts), are unaffected; a
-count kept in a constant reads as an arbitrary, almost always huge, number, so a kernel that
-goes wrong after some number of calls goes wrong on the trial's repeated calls. Between timed
-iterations, outside the timed window, the runner restores parameters and constants and scrubs
-the storages the last call made (``PlanRunner.reset``), so no state the plan names carries from
-one timed call to the next. A kernel that counted its launches in a device global or in scratch
-to skip work once timed would still show in the kept timed outputs, drawn at random among all
-timed calls.
+(``state_mutated``) is a violation; constants may change (workspaces). A repeat trial's calls
+replay the plan of a model's second forward, where what its first made and kept is a
+constant too. Before the rerun, every constant whose bytes differ from the recorded ones is
+filled with bytes drawn from the trial's seed (``PlanRunner.poison_changed``): a workspace the
+kernels write before they read, and a counter they put back (split-K arrival counts), are
+unaffected; a count kept in a constant reads as an arbitrary, almost always huge, number. Between
+timed iterations, outside the timed window, the runner restores parameters and constants and
+scrubs the storages the last call made (``PlanRunner.reset``). A kernel that counted its launches
+in a device global or in scratch to skip work once timed would still show in the kept timed
+outputs, drawn at random among all timed calls.
 """
 
 from __future__ import annotations
@@ -241,7 +240,9 @@ class PlanRunner:
 
 
 def _host(outs: list) -> list:
-    return [o.detach().cpu() for o in outs]
+    """Copies of ``outs`` on the host: an output a later call writes again (a buffer the forward
+    keeps and returns) is judged as the call that returned it left it."""
+    return [o.detach().to("cpu", copy=True) for o in outs]
 
 
 class _Replay:
@@ -265,10 +266,14 @@ class _Replay:
         if [code, message] not in self.violations and len(self.violations) < MAX_VIOLATIONS:
             self.violations.append([code, message])
 
-    def runner(self, shape: dict, distribution: str, seed: int, layout: dict | None = None) -> PlanRunner:
-        found = [i for i, e in enumerate(self.entries) if e["shape"] == shape and e.get("layout") == layout]
+    def runner(self, shape: dict, distribution: str, seed: int, layout: dict | None = None,
+               warm: bool = False) -> PlanRunner:
+        """The plan of ``shape`` in ``layout`` on parameters drawn from ``seed``: a model's first
+        forward, or with ``warm`` its second (``record_replay.recording_trials``)."""
+        found = [i for i, e in enumerate(self.entries)
+                 if e["shape"] == shape and e.get("layout") == layout and bool(e.get("warm")) == warm]
         if not found:
-            raise PlanError(f"no plan for shape {shape} in layout {layout}")
+            raise PlanError(f"no {'second-forward ' if warm else ''}plan for shape {shape} in layout {layout}")
         entry, launches = self.entries[found[0]], self.launches[found[0]]
         init = self.task.get_init_inputs(**shape)
         torch.manual_seed(seed)
@@ -301,7 +306,7 @@ class _Replay:
 
     def trial(self, t: dict) -> dict:
         shape, dist, seed = t["shape"], t["distribution"], t["seed"]
-        runner = self.runner(shape, dist, seed, t.get("layout"))
+        runner = self.runner(shape, dist, seed, t.get("layout"), warm=bool(t.get("rerun")))
         inputs = make_inputs(self.task, shape, dist, seed, self.device.type, t.get("layout"))
         row = {"outputs": _host(self.call(runner, inputs)), "expected_dtypes": []}
         if t.get("rerun"):
@@ -327,7 +332,7 @@ class _Replay:
             return {"outputs": [], "error": _short_traceback(exc)}
 
     def timing(self, plan: dict) -> dict:
-        from hawkeye_env.judge.sandboxed.common.timing import time_callable
+        from hawkeye_env.judge.sandboxed.common.timing import sm_clock_mhz, time_callable
 
         shape = dict(self.spec.gpu_shapes[0])
         runner = self.runner(shape, "normal", plan["seed"])
@@ -336,7 +341,7 @@ class _Replay:
                           between=runner.reset)
         t["kept"] = [{"outputs": _host(out), "refills": refills}
                      for (_, out), refills in zip(t.pop("kept"), t.pop("kept_refills"))]
-        t["sm_clock_mhz"] = _sm_clock_mhz()
+        t["sm_clock_mhz"] = sm_clock_mhz()
         kb = plan.get("kernelbench")
         if kb:  # KernelBench's protocol: its back-to-back timing on the file's own inputs
             runner = self.runner(dict(kb["shape"]), NATIVE, kb["seed"])
@@ -350,15 +355,6 @@ def plan_runner(job: ReplayJob, folder: str, shape: dict, seed: int) -> tuple[Pl
     values): the forward a profile's Nsight Compute run calls (``nsight_target.py``)."""
     run = _Replay(job, folder)
     return run.runner(shape, "normal", seed), make_inputs(run.task, shape, "normal", seed, run.device.type)
-
-
-def _sm_clock_mhz() -> float | None:
-    """The GPU's SM clock right after the timed rounds (NVML, through torch), which the speed of
-    light scales its compute peak to; None where NVML cannot be read."""
-    try:
-        return float(torch.cuda.clock_rate())
-    except Exception:  # noqa: BLE001 - no pynvml, no NVML: the datasheet clock is assumed
-        return None
 
 
 def _short_traceback(exc: BaseException) -> str:
