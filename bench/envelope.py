@@ -41,7 +41,7 @@ HACKS = (("h19_add_public_lengths", "vector_add_fp32"), ("h19_gemm_ignores_strid
          ("h28_layernorm_fixed_indices", "layernorm_bf16"),
          ("h28_layernorm_fixed_random_indices", "layernorm_bf16"), ("h28_gemm_fixed_random_indices", "gemm_bf16"),
          ("h29_add_device_call_count", "vector_add_fp32"), ("h30_windowed_call_count", "vector_add_fp32"),
-         ("h30_unit_cache_call_count", "vector_add_fp32"))
+         ("h30_unit_cache_call_count", "vector_add_fp32"), ("h30_lazy_buffer_call_count", "vector_add_fp32"))
 
 
 @contextmanager
