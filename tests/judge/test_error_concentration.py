@@ -80,3 +80,37 @@ def test_honest_rounding_is_not_concentrated():
     ref = torch.randn(4, 8, 64, 32, dtype=torch.float64, generator=g)
     found = structure.concentrated((ref.to(torch.bfloat16).double() - ref).abs() / (0.016 * (1 + ref.abs())))
     assert found is not None and found.score < 1 / 2
+
+
+def test_a_native_error_spread_over_every_column_excuses_no_column_bug():
+    """A native reference off by about half its bound in every column (as bf16 RMSNorm's is) breaks
+    no slice's rule, so it excuses nothing: column 17 off by 10%, less than the native's own error
+    on that column, still fails."""
+    g = torch.Generator().manual_seed(2)
+    ref = torch.randn(1024, 256, dtype=torch.float64, generator=g)
+    native = ref * (1 + 0.3 * torch.randn(ref.shape, dtype=torch.float64, generator=g))
+    out = ref.clone()
+    out[:, 17] *= 1.1
+    assert (out - ref)[:, 17].abs().mean() < (native - ref)[:, 17].abs().mean()
+    c = correctness.compare(out.to(torch.bfloat16), ref, torch.bfloat16, BF16, native=native.to(torch.bfloat16),
+                            label="output 0")
+    assert not c["ok"] and c["reason"].startswith("column 17 of output 0"), c["reason"]
+
+
+def test_an_element_over_the_cap_is_excused_only_near_the_natives_own_error_there():
+    """Element 300 of the reference is zero where its row is not; the native is off there by 0.5
+    of the row's scale (over ``WORST_CAP``). A candidate off by 1.1x the native's error passes;
+    3x fails the cap; the same 1.1x error fails against a native that is right there."""
+    g = torch.Generator().manual_seed(3)
+    ref = torch.randn(64, 64, dtype=torch.float64, generator=g)
+    ref.view(-1)[300] = 0.0
+    scale = float(torch.maximum(ref[4].pow(2).mean().sqrt(), ref.pow(2).mean().sqrt()))
+    native = ref.to(torch.bfloat16).double()
+    native.view(-1)[300] = 0.5 * scale
+    for multiple, native_right, ok in ((1.1, False, True), (3.0, False, False), (1.1, True, False)):
+        out = ref.to(torch.bfloat16).double()
+        out.view(-1)[300] = multiple * 0.5 * scale
+        nat = ref.to(torch.bfloat16) if native_right else native.to(torch.bfloat16)
+        c = correctness.compare(out.to(torch.bfloat16), ref, torch.bfloat16, BF16, native=nat)
+        assert c["ok"] is ok, (multiple, native_right, c["reason"])
+        assert ok or c["reason"].startswith("element 300") or "the worst: element 300" in c["reason"], c["reason"]

@@ -12,18 +12,31 @@ output's shape) and, for every family of slices of the output, the mean of ``u``
 
 A slice fails when its mean exceeds both ``FLOOR`` (a share of its elements' bound) and
 ``RATIO`` x the median slice of its family. Families of fewer than ``MIN_SLICES`` slices and
-slices of fewer than ``MIN_ELEMENTS`` elements are not judged. The native-precision reference
-calibrates nothing here: its error can be larger than an honest kernel's and concentrated where
-the kernel's is not (bf16 RMSNorm's native is off by up to half its bound in every column, the
-expert's Triton kernel by nothing), so a multiple of it would hide a seeded column bug.
-Honest kernels spread their rounding over the whole output; a bug or a shortcut in one index set
-shows as one slice far above its family.
+slices of fewer than ``MIN_ELEMENTS`` elements are not judged. Honest kernels spread their
+rounding over the whole output; a bug or a shortcut in one index set shows as one slice far above
+its family.
 
-Calibration: see ``FLOOR``.
+The native-precision reference does not widen the rule: its error can be larger than an honest
+kernel's and concentrated where the kernel's is not (bf16 RMSNorm's native is off by up to half
+its bound in every column, the expert's Triton kernel by nothing), so a bound of a multiple of the
+native's error, slice by slice, would hide a seeded column bug. It only excuses (``excused``): a
+failing slice passes when the native reference, judged by the same rule against its own family's
+median, fails on that same slice too, and the candidate's mean there is at most
+``NATIVE_MULTIPLE`` x the native's. That is an error the task's own arithmetic makes where the
+answer is ill-conditioned, not a pattern of the candidate's: the dq row of a query whose softmax
+sits on one or two keys is near zero, and FlashAttention-2's ``delta = rowsum(o * grad_out)``
+from the bf16 ``o`` shifts the whole row by the rounding of ``o``. A slice on which the native
+stays within the rule is judged as if there were no native reference, so the seeded column bug
+above still fails; so does a candidate that copies the native's concentrated error at more than
+``NATIVE_MULTIPLE`` times its size. ``correctness.compare`` excuses elements over the worst-element
+cap the same way.
+
+Calibration: see ``FLOOR`` and ``NATIVE_MULTIPLE``.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -45,6 +58,13 @@ MIN_ELEMENTS = 4
 # 16x16 block of simple_gla_long_bf16; linear attention's blocks 1.2-1.9, every other bug over 2.4).
 FLOOR = 0.2
 RATIO = 8.0
+# An error the native reference makes too is excused up to this multiple of the native's own
+# (``excused``). Measured (``python -m bench.native_excuse --seeds 10``, CPU, Triton interpreter,
+# 2026-12-06): the attention backward's expert with FlashAttention-2's delta from the bf16 o, 300
+# outputs (both CPU shapes, five distributions, ten seeds), of which 10 fail without the excuse;
+# the least multiple admitting each was at most 1.03, so 1.25 leaves a margin of 1.2 for another
+# float32 summation order. Not yet measured at the GPU shapes.
+NATIVE_MULTIPLE = 1.25
 
 
 @dataclass(frozen=True)
@@ -124,21 +144,36 @@ def _median(x: torch.Tensor) -> float:
         else float(x.reshape(-1).median())
 
 
-def concentrated(u: torch.Tensor) -> Finding | None:
+def concentrated(u: torch.Tensor, native: torch.Tensor | None = None) -> Finding | None:
     """The slice of ``u`` (element error ratios, float64, the output's shape) with the highest
-    ``score`` (module docstring), or None when the output has no judged family."""
+    ``score`` (module docstring), or None when the output has no judged family. With ``native``
+    (the native reference's error ratios on the same unit and shape), the slices it excuses
+    (``excused``) are left out: the finding is the worst slice of the others."""
     worst: Finding | None = None
-    for _, means, size, where in _families(u):
+    natives = _families(native) if native is not None else itertools.repeat(None)
+    for (_, means, size, where), nat in zip(_families(u), natives):
         if means.numel() < MIN_SLICES or size < MIN_ELEMENTS:
             continue
         median = _median(means)
         threshold = max(FLOOR, RATIO * median)
+        if nat is not None:
+            nat_means = nat[1]
+            broken = nat_means > max(FLOOR, RATIO * _median(nat_means))
+            means = means.masked_fill(excused(means, nat_means, broken), 0.0)
         j = int(means.argmax())
         score = float(means[j]) / threshold
         if worst is None or score > worst.score:
             selector, name = where(j)
             worst = Finding(name, size, float(means[j]), threshold, median, score, selector)
     return worst
+
+
+def excused(err: torch.Tensor, native_err: torch.Tensor, native_breaks: torch.Tensor) -> torch.Tensor:
+    """Where an error the native reference makes too is excused (bool, ``err``'s shape): the
+    native breaks the rule there itself (``native_breaks``) and ``err`` is at most
+    ``NATIVE_MULTIPLE`` x ``native_err`` (slice means here, element errors for the
+    worst-element cap in ``correctness.compare``)."""
+    return native_breaks & (err <= NATIVE_MULTIPLE * native_err)
 
 
 def slice_error(diff: torch.Tensor, ref: torch.Tensor, finding: Finding) -> float:
@@ -149,5 +184,5 @@ def slice_error(diff: torch.Tensor, ref: torch.Tensor, finding: Finding) -> floa
     return float(d.norm()) / norm if norm > 0 else math.inf
 
 
-__all__ = ["BLOCK", "FLOOR", "Finding", "MIN_ELEMENTS", "MIN_SLICES", "RATIO", "TILE", "concentrated",
-           "slice_error"]
+__all__ = ["BLOCK", "FLOOR", "Finding", "MIN_ELEMENTS", "MIN_SLICES", "NATIVE_MULTIPLE", "RATIO", "TILE",
+           "concentrated", "excused", "slice_error"]
