@@ -8,10 +8,10 @@ statistics are known, so no online softmax), and ``dS = P * (dP - delta)`` with
 1. ``_dq_kernel``: one program per block of queries of one head walks the key blocks up to
    the diagonal twice: first for ``delta`` (float32, stored for step 2), then for
    ``dq = scale * dS k``. FlashAttention-2 takes ``delta = rowsum(o * grad_out)`` from the saved
-   output instead, one pass cheaper; but ``o`` is bfloat16, and where ``dP - delta`` cancels
-   (inputs with a nonzero mean, rows dominated by one key) its rounding reaches dq: that variant
-   misses the task's tolerance on uniform inputs where this one meets it
-   (``tests/tasks/test_backward_tasks.py`` runs both maths in PyTorch).
+   output instead, one pass cheaper; ``o`` is bfloat16, and where ``dP - delta`` cancels (rows
+   dominated by one or two keys) its rounding shifts the whole dq row. This kernel's ``delta``
+   has no such error; the task accepts both, its native reference taking ``delta`` from ``o``
+   (``task.py``; ``tests/tasks/test_backward_tasks.py`` judges both).
 2. ``_dkdv_kernel``: one program per block of keys keeps that block's ``dk`` and ``dv`` float32
    ``[BLOCK_N, D]`` in registers and walks the query blocks from the diagonal down
    (``dv += P^T dO``, ``dk += dS^T q``): every key block is written once.

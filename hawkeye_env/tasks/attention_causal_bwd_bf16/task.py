@@ -5,8 +5,17 @@ forward's output ``o`` bfloat16 ``[B, H, S, D]`` and logsumexp ``lse`` float32 `
 (natural log of each query row's sum of ``exp(q k^T / sqrt(D))`` over the keys it sees), and
 ``grad_out`` bfloat16 ``[B, H, S, D]``. Outputs are ``(dq, dk, dv)``, bfloat16 ``[B, H, S, D]`` each.
 
-The reference is autograd of the forward (``attention_backward.attention_grads``) in float32
-(float64 in the judge's exact run); it recomputes the forward and reads neither ``o`` nor ``lse``.
+The judge's exact reference is autograd of the forward in float64
+(``attention_backward.attention_grads``), which reads neither ``o`` nor ``lse``. The native
+reference, which calibrates the tolerance, follows FlashAttention-2's arithmetic in float32 on
+the given ``o`` and ``lse`` (``attention_backward.flash_grads``), with ``delta = rowsum(o *
+grad_out)`` from the bf16 ``o`` as FlashAttention-2, SDPA's flash and cuDNN backward and
+Triton's fused-attention tutorial take it. Rounding ``o`` to bf16 gives each query row one error
+in ``delta``; in dq rows whose softmax sits on one or two keys the exact row is near zero and
+that error dominates it. The native reference makes the same error on the same rows, and the
+judge's concentration rule and worst-element cap excuse an error there within a small multiple
+of the native's own (``structure.excused``), so a kernel that takes ``delta`` from ``o`` and one
+that sums ``P * dP`` both pass.
 Every trial draws q, k, v and ``grad_out`` from the trial's distribution and computes ``o`` and
 ``lse`` as the forward of those q, k, v (``draw_inputs``), so the saved tensors always belong to
 the inputs beside them; the timing loop's refills keep that (``ForwardSaved.refill_in_place``).
@@ -17,20 +26,23 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hawkeye_env.tasks.shared.attention_backward import attention_grads, forward_with_lse
+from hawkeye_env.tasks.shared.attention_backward import attention_grads, flash_grads, forward_with_lse
 from hawkeye_env.tasks.shared.attention_common import reference_dtype
 from hawkeye_env.tasks.spec import ATTENTION_BF16, DEFAULT_TOLERANCES, BaselineUnavailable, TaskSpec
 
 
 class Model(nn.Module):
-    """``(dq, dk, dv)`` in q's dtype, by autograd in float32 (float64 when q is float64)."""
+    """``(dq, dk, dv)`` in q's dtype: in float64 (the judge's exact run) autograd of the forward,
+    which reads neither ``o`` nor ``lse``; otherwise FlashAttention-2's arithmetic in float32 on
+    the given ``o`` and ``lse`` (module docstring)."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, q, k, v, o, lse, grad_out):
-        compute = reference_dtype(q)
-        grads = attention_grads(*(x.to(compute) for x in (q, k, v, grad_out)), causal=True)
+        if reference_dtype(q) == torch.float64:
+            return attention_grads(q, k, v, grad_out, causal=True)
+        grads = flash_grads(*(x.float() for x in (q, k, v, o, lse, grad_out)), causal=True)
         return tuple(g.to(q.dtype) for g in grads)
 
 
@@ -109,9 +121,8 @@ SPEC = TaskSpec(
         "the visible keys) and grad_out (bfloat16 [B, H, S, D]), return (dq, dk, dv), bfloat16 "
         "[B, H, S, D] each, the gradients of that forward for grad_out. S is arbitrary. Never "
         "materialise the [S, S] scores: recompute P = exp(q k^T / sqrt(D) - lse) block by block, with "
-        "dP = grad_out v^T and dS = P * (dP - delta); delta_i = sum_j P_ij dP_ij equals rowsum(o * "
-        "grad_out), but o is rounded to bfloat16 and where dP - delta cancels (inputs with a nonzero "
-        "mean) that rounding exceeds the tolerance, so compute delta in float32 from P and dP. "
+        "dP = grad_out v^T and dS = P * (dP - delta), with delta_i = sum_j P_ij dP_ij, which equals "
+        "rowsum(o * grad_out) (either is accepted; the tolerance allows the bfloat16 rounding of o). "
         "Accumulate dk and dv over query blocks and dq over key blocks in float32 and skip blocks "
         "above the diagonal."
     ),

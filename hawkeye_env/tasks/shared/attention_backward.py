@@ -71,3 +71,34 @@ def attention_grads(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_out:
         for dst, g in zip(grads, got):
             dst[rows] = g
     return tuple(g.reshape(b, h, s, d) for g in grads)
+
+
+def flash_grads(q, k, v, o, lse, grad_out, causal: bool):
+    """``(dq, dk, dv)`` by FlashAttention-2's backward arithmetic, in q's dtype: ``P`` recomputed
+    from the saved ``lse``, ``dP = grad_out v^T``, ``dS = P * (dP - delta)`` with ``delta =
+    rowsum(o * grad_out)`` from the saved ``o`` (as FlashAttention-2, SDPA's flash and cuDNN
+    backward and Triton's fused-attention tutorial compute it); no operand is rounded.
+
+    Args:
+        q, k, v, o, grad_out: ``[B, H, S, D]``, one floating dtype (float32 for the native run).
+        lse: ``[B, H, S]``, the natural logsumexp of each row's scaled scores.
+        causal: mask key ``j > i`` for query ``i``.
+
+    Returns:
+        Three ``[B, H, S, D]`` tensors in q's dtype.
+    """
+    b, h, s, d = q.shape
+    qf, kf, vf, of, dof = (x.reshape(b * h, s, d) for x in (q, k, v, o, grad_out))
+    lse_f = lse.reshape(b * h, s).to(q.dtype)
+    grads = [torch.empty(b * h, s, d, dtype=q.dtype, device=q.device) for _ in range(3)]
+    mask = torch.ones(s, s, dtype=torch.bool, device=q.device).tril() if causal else None
+    for rows in _groups(qf, kf, live_copies=3):
+        p = ((qf[rows] @ kf[rows].transpose(-1, -2)) * d ** -0.5 - lse_f[rows, :, None]).exp()  # [g, S, S]
+        if mask is not None:
+            p = p.masked_fill(~mask, 0.0)
+        delta = (of[rows] * dof[rows]).sum(-1, keepdim=True)  # [g, S, 1]
+        ds = p * (dof[rows] @ vf[rows].transpose(-1, -2) - delta)  # [g, S, S]
+        grads[0][rows] = (ds @ kf[rows]) * d ** -0.5
+        grads[1][rows] = (ds.transpose(-1, -2) @ qf[rows]) * d ** -0.5
+        grads[2][rows] = p.transpose(-1, -2) @ dof[rows]
+    return tuple(g.reshape(b, h, s, d) for g in grads)
