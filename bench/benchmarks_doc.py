@@ -119,8 +119,10 @@ AREAS: tuple[Area, ...] = (
     Area("envelope", envelope.envelope, ("envelope-h100-2026-12-05.json", "envelope-cpu-2026-12-05.json"),
          "python -m bench.envelope --device DEVICE --seeds S --out FILE (no baselines timed; the H100 file holds the "
          "full phase alone at seed 0, eight in flight)"),
-    Area("structure-calibration", envelope.structure_calibration, ("structure-calibration-h100-2026-12-05.json",),
+    Area("structure-calibration", envelope.structure_calibration,
+         ("structure-calibration-h100-2026-12-05.json", "structure-calibration-cpu-2026-12-06.json"),
          "python -m bench.structure_calibration --device cuda --seeds 2"),
+    Area("native-excuse", envelope.native_excuse, ("native-excuse-cpu-2026-12-06.json",)),
     Area("edits-worst-case", envelope.edits_worst_case, ("edits-worst-case-cpu-2026-12-05.json",),
          "python -m pytest tests/test_edits_adversarial.py"),
     Area("served-load", served.served_load, ("served-load-cpu-2026-12-05.json",)),

@@ -20,7 +20,10 @@ seeded elements) and the smallest over any two calls of the task's public distri
 verdict's fewest at one shape) in which at least ``MIN_COINCIDENCES`` elements are over their
 bound::
 
-    python -m bench.structure_calibration [--tasks a,b] [--seeds 2] [--device cpu]
+    python -m bench.structure_calibration [--tasks a,b] [--seeds 2] [--device cpu] [--json PATH]
+
+``--json`` writes the figures with the run's provenance (``bench.provenance``) in the schema of
+``bench/results/structure-calibration/`` (one run; no judged candidates).
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ import itertools
 import json
 import os
 import time
+from pathlib import Path
 
 import torch
 
 from bench.calibration_outputs import load_solution
+from bench.provenance import provenance
 from hawkeye_env.judge.parent.decide import correctness, recurrence, references, structure
 from hawkeye_env.tasks.registry import get_task, list_tasks, solution_source, task_module
 
@@ -182,6 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--tasks", default="")
     p.add_argument("--seeds", type=int, default=2)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--json", default="", help="write the figures here (bench/results/structure-calibration/)")
     args = p.parse_args(argv)
     if args.device == "cpu":
         interpret_on_cpu()
@@ -212,7 +218,21 @@ def main(argv: list[str] | None = None) -> dict:
                                                default=None)
     print(json.dumps({k: report[k] for k in ("honest_max", "margin", "recurrence_honest_max",
                                              "recurrence_seeded_min_pair")} | report["thresholds"]))
+    if args.json:
+        run = provenance(args.device, "bench.structure_calibration", argv)
+        Path(args.json).write_text(json.dumps(results_file(report, run, args.seeds, args.device), indent=1) + "\n")
     return report
+
+
+def results_file(report: dict, run: dict, seeds: int, device: str) -> dict:
+    """``main``'s report as a ``bench/results/structure-calibration/`` file: ``run`` (the
+    provenance) with one calibration run and no judged candidates."""
+    summary = {k: report[k] for k in ("honest_max", "margin", "recurrence_honest_max", "recurrence_seeded_min_pair")}
+    tasks = [{"task": t, "slice_honest_max": report["honest"][t], "slice_bugs_min": report["bugs"][t],
+              "recurrence": report["recurrence"][t]} for t in report["honest"]]
+    where = "CPU shapes, Triton interpreter" if device == "cpu" else "GPU shapes"
+    return run | {"calibration": [{"run": f"{where} (--seeds {seeds})", "summary": summary | report["thresholds"],
+                                   "tasks": tasks}], "candidates": []}
 
 
 if __name__ == "__main__":

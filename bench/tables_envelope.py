@@ -74,7 +74,7 @@ def edits_worst_case(files: list[Loaded]) -> list[str]:
     return md_table(["case", "reply chars", "source chars", "seconds", "regex parser seconds"], rows)
 
 
-__all__ = ["edits_worst_case", "envelope", "honest_corpus"]
+__all__ = ["edits_worst_case", "envelope", "honest_corpus", "native_excuse", "structure_calibration"]
 
 
 def structure_calibration(files: list[Loaded]) -> list[str]:
@@ -88,7 +88,7 @@ def structure_calibration(files: list[Loaded]) -> list[str]:
                      fmt(min(t["slice_bugs_min"].values()), ".2f") if t["slice_bugs_min"] else "-",
                      fmt(t["recurrence"]["honest_max"], ".1f"), fmt(t["recurrence"]["seeded_all_calls"], ".2f"),
                      fmt(t["recurrence"]["seeded_min_pair"], ".2f"),
-                     fmt(100 * t["recurrence"]["seeded_pairs_caught"], ".0f")]
+                     _percent(t["recurrence"]["seeded_pairs_caught"])]
                     for t in run["tasks"]]
             s = run["summary"]
             out += [f"{run['run']}: slice rule honest maximum {s['honest_max']:.3f} (fails above 1), fixed-position "
@@ -96,5 +96,26 @@ def structure_calibration(files: list[Loaded]) -> list[str]:
             out += md_table(["task", "slice honest max", "slice seeded min", "fixed-position honest max",
                              "seeded, all calls", "seeded, worst pair", "pairs caught %"], rows) + [""]
         cand = [[c["kind"], c["name"], c["task"], c["stage"]] for c in f.data["candidates"]]
-        out += md_table(["kind", "candidate", "task", "stage"], cand)
+        out += md_table(["kind", "candidate", "task", "stage"], cand) + [""] if cand else []
+    return out[:-1] if out and out[-1] == "" else out
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}"
+
+
+def native_excuse(files: list[Loaded]) -> list[str]:
+    """Per file: the outputs of the FlashAttention-2 variant that need the native's excuse, the
+    least multiple each needed, and the evaluator's stage per verdict seed."""
+    out = []
+    for f in files:
+        s = f.data["summary"]
+        out += [f"{s['task']} with delta from the bf16 o, {s['outputs']} outputs (CPU shapes, every distribution): "
+                f"{s['needing_excuse']} fail without the excuse, the largest needs {s['largest_needed']:.3f}x the "
+                f"native's error (the judge allows {s['native_multiple']}x); {s['failing']} fail with it.", ""]
+        rows = [[f"S={r['shape']['S']}, D={r['shape']['D']}", r["distribution"], r["seed"], r["output"],
+                 fmt(r["least_multiple"], ".3f"), "yes" if r["ok"] else "no"]
+                for r in f.data["trials"] if r["least_multiple"] != 0.0]
+        out += md_table(["shape", "distribution", "seed", "output", "least multiple", "passes"], rows) + [""]
+        out += md_table(["verdict seed", "stage"], [[v["seed"], v["stage"]] for v in f.data["verdicts"]])
     return out
