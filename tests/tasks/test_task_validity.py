@@ -16,6 +16,12 @@ from hawkeye_env.tasks.spec import BF16, DISTRIBUTIONS
 
 CASES = [(spec, shape, dist) for spec in list_tasks() for shape in spec.cpu_shapes for dist in DISTRIBUTIONS]
 LOWER = {torch.float32: torch.bfloat16, torch.bfloat16: torch.float8_e4m3fn}
+# (task, output, distribution) whose native reference may pass the fixed relative-L2 floor, and the
+# multiple of the floor it stays under: attention_causal_bwd_bf16's dq takes delta = rowsum(o *
+# grad_out) from the bf16 o, FlashAttention-2's arithmetic (its task.py); on uniform inputs (nonzero
+# mean, so dP - delta cancels) that rounding reaches relative L2 8.1e-3 to 9.6e-3 at S=130 (seeds
+# 0-4) against the 8e-3 floor. The judge bounds dq there by 4x the native's own error.
+NATIVE_PAST_FLOOR = {("attention_causal_bwd_bf16", 0, "uniform"): 1.5}
 
 
 def _lower(dtype: torch.dtype, tol) -> torch.dtype:
@@ -46,9 +52,12 @@ def test_reference_is_not_near_constant(spec, shape, dist):
 @pytest.mark.parametrize("spec, shape, dist", CASES, ids=lambda x: getattr(x, "id", str(x)))
 def test_tolerance_accepts_native_and_rejects_lower_precision(spec, shape, dist):
     natives, refs = _run(spec, shape, dist)
-    for native, ref64 in zip(natives, refs, strict=True):
+    for i, (native, ref64) in enumerate(zip(natives, refs, strict=True)):
         tol = spec.tolerance(dtype_name(native.dtype))
-        assert compare(native, ref64, native.dtype, tol)["ok"]
+        c = compare(native, ref64, native.dtype, tol)
+        past = NATIVE_PAST_FLOOR.get((spec.id, i, dist))
+        assert c["ok"] or (past and c["reason"].startswith("relative L2") and c["rel_l2"] <= past * tol.rel_l2), \
+            c["reason"]
         lowered = native.to(_lower(native.dtype, tol)).to(native.dtype)
         assert not compare(lowered, ref64, native.dtype, tol)["ok"]
 
