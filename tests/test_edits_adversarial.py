@@ -25,7 +25,10 @@ from hawkeye_env.edits import MAX_EDIT_BLOCKS, MAX_REPLY_CHARS, EditError, to_ca
 # Generous for a 2-core CPU machine: every case takes under 0.2 s there (see the result JSON).
 BOUND_S = 1.0
 # Cases whose reply is valid unfenced Python: ``extract_source`` parses it (CPython's parser, linear,
-# 0.6 s for 256 KiB on an idle 2-core machine), so their bound adds twice that parse's own time.
+# 0.7-0.9 s for 256 KiB on an idle 2-core machine, where handling the reply takes 1.0-1.4x one parse),
+# so their bound adds PARSE_FACTOR x the slower of two parses timed around it: a loaded host slows
+# both, and anything superlinear in the reply's size is many times over.
+PARSE_FACTOR = 4.0
 PARSED = {"unfenced_python_fill"}
 FILL = MAX_REPLY_CHARS - 64  # the largest filler that keeps a reply under the size limit
 
@@ -114,8 +117,10 @@ def timed(to: Callable[[str | None, str], str], current: str | None, reply: str)
 @pytest.mark.parametrize("name", list(_cases()))
 def test_adversarial_reply_is_handled_quickly(name: str) -> None:
     current, reply = _cases()[name]
+    before = _parse_seconds(reply) if name in PARSED else 0.0
     elapsed, outcome = timed(to_candidate, current, reply)
-    bound = BOUND_S + (2 * _parse_seconds(reply) if name in PARSED else 0.0)
+    after = _parse_seconds(reply) if name in PARSED else 0.0
+    bound = BOUND_S + PARSE_FACTOR * max(before, after)
     assert elapsed < bound, f"{name}: {elapsed:.2f} s, bound {bound:.2f} s ({outcome})"
 
 
