@@ -1,0 +1,1 @@
+ORDER = 42  # its place in the curated task list
