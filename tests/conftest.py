@@ -85,3 +85,11 @@ def pytest_addoption(parser):
     parser.addoption("--honest-corpus", choices=("sample", "all"), default="sample",
                      help="judge a fixed sample of the honest-code corpus (every style, a task of each kind) "
                           "or all of it (tests/judge/test_honest_corpus.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` run first: under pytest-xdist the longest ones (a GRPO step on SmolLM2
+    takes 4-7 minutes of one worker on the 2-core CI machine) then start while the other worker
+    takes the many short ones, instead of starting near the end and running on alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+

@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,11 +115,16 @@ def _dequantized(folder: Path) -> None:
     policy.tokenizer.save_pretrained(folder)
 
 
+# ``transformers serve``: on PATH, or beside this interpreter (a virtual environment not activated).
+_SIBLING = Path(sys.executable).with_name("transformers")
+TRANSFORMERS_CLI = shutil.which("transformers") or (str(_SIBLING) if _SIBLING.exists() else None)
+
+
+@pytest.mark.skipif(TRANSFORMERS_CLI is None, reason="the transformers command is absent: pip install transformers")
 def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monkeypatch, smollm2_checkpoint):
     """The same model behind a real OpenAI-compatible server on loopback (``transformers serve``),
     judged through ``hawkeye eval --policy openai``: the client's requests, replies, usage and
     finish reasons against a server it was not written with."""
-    import shutil
     import socket
     import subprocess
     import time
@@ -129,9 +136,7 @@ def test_smollm2_behind_transformers_serve_through_policy_openai(tmp_path, monke
 
     pytest.importorskip("fastapi", reason="transformers serve needs FastAPI: pip install 'transformers[serving]'")
     pytest.importorskip("uvicorn", reason="transformers serve needs Uvicorn: pip install 'transformers[serving]'")
-    cli = shutil.which("transformers")
-    if cli is None:
-        pytest.skip("the transformers command is not on PATH")
+    cli = TRANSFORMERS_CLI
     checkpoint = smollm2_checkpoint
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
